@@ -1,0 +1,3 @@
+"""viewsync: a GitOps reconciler for SQL views."""
+
+__version__ = "0.1.0"

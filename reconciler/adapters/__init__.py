@@ -1,0 +1,36 @@
+"""Catalog adapters, one module per catalog kind, loaded lazily by kind.
+
+Adding a catalog kind: write `reconciler/adapters/<kind>.py` with a
+`CatalogAdapter` subclass and add one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from reconciler.adapters.base import AdapterError, CatalogAdapter
+
+REGISTRY: dict[str, str] = {
+    "managed": "reconciler.adapters.managed:ManagedAdapter",
+    "iceberg-rest": "reconciler.adapters.iceberg:IcebergRestAdapter",
+    "hms": "reconciler.adapters.hms:HiveMetastoreAdapter",
+    "glue": "reconciler.adapters.glue:GlueAdapter",
+    "jdbc": "reconciler.adapters.jdbc:JdbcAdapter",
+}
+
+
+def adapter_class(kind: str) -> type[CatalogAdapter]:
+    try:
+        target = REGISTRY[kind]
+    except KeyError:
+        raise AdapterError(f"unknown catalog type {kind!r} (known: {', '.join(sorted(REGISTRY))})") from None
+    module_name, _, cls_name = target.partition(":")
+    module = importlib.import_module(module_name)
+    cls: type[CatalogAdapter] = getattr(module, cls_name)
+    return cls
+
+
+def open_adapter(name: str, options: dict[str, Any]) -> CatalogAdapter:
+    kind = str(options.get("type"))
+    return adapter_class(kind)(name, {k: v for k, v in options.items() if k != "type"})

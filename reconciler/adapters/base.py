@@ -1,0 +1,138 @@
+"""The one interface every catalog kind implements.
+
+The planner only ever calls `fetch(schema)` (one bulk read per schema, so a
+plan costs O(schemas) catalog calls) and, in apply, `create/update/drop`.
+A new catalog kind is one new module with one `CatalogAdapter` subclass,
+registered by its `kind` in `reconciler.adapters.REGISTRY`.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, ViewId, ViewSpec
+
+Strategy = Literal["managed", "delegate", "format-aware", "read-only"]
+
+
+class AdapterError(Exception):
+    """An expected backend failure; the message is shown to the user as-is (no secrets)."""
+
+
+class SchemaMissing(AdapterError):
+    """The schema / database / namespace does not exist in the catalog."""
+
+
+class ConflictError(AdapterError):
+    """The live view changed under us (optimistic concurrency failed)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    strategy: Strategy
+    writable: bool
+    multi_dialect: bool  # stores several representations natively
+    native_versions: bool  # the catalog keeps its own version history
+    # dialects the catalog can store; None = any dialect
+    writable_dialects: frozenset[str] | None = None
+    # the catalog rewrites SQL (PostgreSQL, Glue): compare through sqlglot normalisation
+    rewrites_sql: bool = False
+    # the catalog needs explicit columns in every view it stores
+    requires_columns: bool = False
+
+
+@dataclass
+class SchemaSnapshot:
+    """Everything the planner needs to know about one schema, from one fetch."""
+
+    catalog: str
+    schema: str
+    exists: bool = True
+    views: dict[str, LiveView] = field(default_factory=dict)  # keyed by view name
+    tables: set[str] = field(default_factory=set)  # names taken by non-view objects
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Ownership marker stamped on every view we write."""
+
+    project: str
+    spec_digest: str
+
+    def as_properties(self) -> dict[str, str]:
+        return {MANAGED_BY: self.project, SPEC_DIGEST: self.spec_digest}
+
+
+@dataclass
+class WriteContext:
+    """Who and why, for adapters that record it natively (Iceberg summary, Glue...)."""
+
+    actor: str = "unknown"
+    git_commit: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NativeVersion:
+    version: str
+    timestamp_ms: int | None
+    summary: dict[str, str]
+    dialects: tuple[str, ...] = ()
+
+
+class CatalogAdapter(ABC):
+    kind: ClassVar[str]
+
+    def __init__(self, name: str, options: dict[str, Any]) -> None:
+        self.name = name
+        self.options = options
+        self.calls = 0  # catalog round trips, counted by the adapter
+        self._calls_lock = threading.Lock()
+
+    def count_call(self, n: int = 1) -> None:
+        with self._calls_lock:
+            self.calls += n
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    def list_schemas(self) -> list[str]:
+        """Schemas (dotted namespaces) that exist in the catalog."""
+
+    @abstractmethod
+    def fetch(self, schema: str) -> SchemaSnapshot:
+        """All views (and the names of other objects) of one schema, in bulk."""
+
+    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+        """What this catalog will hold (and read back) for `spec`: types widened,
+        defaults resolved. Plan compares this with the live spec."""
+        return spec.resolved(view)
+
+    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+        """Reasons this catalog cannot store `spec`, as (code, message) plan errors."""
+        return []
+
+    def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+
+    def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+
+    def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+
+    def native_history(self, view: ViewId) -> list[NativeVersion]:
+        return []
+
+    def describe(self) -> str:
+        """Connection description safe to print (no secrets)."""
+        return f"{self.name} ({self.kind})"
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass

@@ -1,0 +1,191 @@
+"""The data model: what a view is, independent of any catalog or engine.
+
+`ViewSpec` is what a declaration says and what an adapter reads back; its
+canonical form (and digest) is what plan compares and what the ownership
+marker stamps on every view we manage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from reconciler import types as vtypes
+
+MARKER_PREFIX = "viewsync."
+MANAGED_BY = "viewsync.managed-by"
+SPEC_DIGEST = "viewsync.spec-digest"
+
+# A view/schema/catalog name: no dots (they separate parts), no slashes, no
+# control characters, no surrounding whitespace. Spaces, quotes and mixed case
+# are allowed because database views in the wild have them.
+_NAME_RE = re.compile(r"^[^\s./\x00-\x1f](?:[^./\x00-\x1f]*[^\s./\x00-\x1f])?$")
+_DIALECT_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def valid_name(name: str) -> bool:
+    return len(name) <= 255 and bool(_NAME_RE.match(name))
+
+
+@dataclass(frozen=True, order=True)
+class ViewId:
+    """catalog.schema.name; `schema` may be dotted for nested namespaces."""
+
+    catalog: str
+    schema: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.catalog}.{self.schema}.{self.name}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"catalog": self.catalog, "schema": self.schema, "name": self.name}
+
+    @classmethod
+    def parse(cls, text: str) -> ViewId:
+        parts = text.split(".")
+        if len(parts) < 3 or not all(parts):
+            raise ValueError(f"expected catalog.schema.view, got {text!r}")
+        return cls(parts[0], ".".join(parts[1:-1]), parts[-1])
+
+    @property
+    def namespace(self) -> list[str]:
+        return self.schema.split(".")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Column(_Strict):
+    name: str = Field(min_length=1)
+    type: str
+    comment: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _canonical_type(cls, value: str) -> str:
+        return vtypes.canonical(value)
+
+
+class Representation(_Strict):
+    dialect: str
+    sql: str = Field(min_length=1)
+
+    @field_validator("dialect")
+    @classmethod
+    def _dialect(cls, value: str) -> str:
+        if not _DIALECT_RE.match(value):
+            raise ValueError(f"invalid dialect name {value!r} (lowercase letters, digits, '_' or '-')")
+        return value
+
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("sql must not be empty")
+        return value
+
+
+class ViewSpec(_Strict):
+    comment: str | None = None
+    columns: list[Column] = Field(default_factory=list)
+    representations: list[Representation] = Field(min_length=1)
+    default_catalog: str | None = None
+    default_namespace: list[str] | None = None
+    security: Literal["definer", "invoker"] = "definer"
+    owner: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique(self) -> ViewSpec:
+        seen: set[str] = set()
+        for i, rep in enumerate(self.representations):
+            if rep.dialect in seen:
+                raise ValueError(f"representations[{i}].dialect: duplicate dialect {rep.dialect!r}")
+            seen.add(rep.dialect)
+        names: set[str] = set()
+        for i, col in enumerate(self.columns):
+            if col.name.lower() in names:
+                raise ValueError(f"columns[{i}].name: duplicate column {col.name!r}")
+            names.add(col.name.lower())
+        for key in self.properties:
+            if key.startswith(MARKER_PREFIX):
+                raise ValueError(f"properties.{key}: the 'viewsync.' prefix is reserved")
+        return self
+
+    def dialects(self) -> list[str]:
+        return [r.dialect for r in self.representations]
+
+    def sql_for(self, dialect: str) -> str | None:
+        for rep in self.representations:
+            if rep.dialect == dialect:
+                return rep.sql
+        return None
+
+    def canonical(self) -> dict[str, Any]:
+        """Order-insensitive where order carries no meaning, trimmed SQL."""
+        return {
+            "comment": self.comment,
+            "columns": [
+                {"name": c.name, "type": c.type, "comment": c.comment} for c in self.columns
+            ],
+            "representations": sorted(
+                ({"dialect": r.dialect, "sql": r.sql.strip()} for r in self.representations),
+                key=lambda r: r["dialect"],
+            ),
+            "default_catalog": self.default_catalog,
+            "default_namespace": self.default_namespace,
+            "security": self.security,
+            "owner": self.owner,
+            "properties": dict(sorted(self.properties.items())),
+        }
+
+    def digest(self) -> str:
+        return digest_of(self.canonical())
+
+    def resolved(self, view: ViewId) -> ViewSpec:
+        """The spec with defaults made explicit (default namespace = own schema)."""
+        if self.default_namespace is not None:
+            return self
+        return self.model_copy(update={"default_namespace": view.namespace})
+
+
+def digest_of(canonical: dict[str, Any]) -> str:
+    payload = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
+
+
+def spec_from_canonical(data: dict[str, Any]) -> ViewSpec:
+    return ViewSpec.model_validate(data)
+
+
+class LiveView(BaseModel):
+    """A view as an adapter read it back from its catalog."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: ViewId
+    spec: ViewSpec
+    format: str  # managed, iceberg, spark, trino, hive, flink, glue-multi-dialect, postgres...
+    managed_by: str | None = None
+    spec_digest: str | None = None  # the marker digest stored with the view
+    native_version: str | None = None
+    fingerprint: str = ""  # changes whenever anything about the live view changes
+    writable: bool = True  # False for things we must never touch (e.g. Trino materialized views)
+    handle: Any = Field(default=None, exclude=True)  # adapter-private (uuid, table object...)
+
+    def live_digest(self) -> str:
+        return self.spec.digest()
+
+    def model_post_init(self, __context: Any) -> None:
+        if not self.fingerprint:
+            self.fingerprint = digest_of(
+                {"spec": self.spec.canonical(), "managed_by": self.managed_by,
+                 "spec_digest": self.spec_digest, "native_version": self.native_version}
+            )
