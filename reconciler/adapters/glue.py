@@ -1,0 +1,433 @@
+"""AWS Glue Data Catalog: format-aware delegation (boto3).
+
+Catalog options:
+  region          AWS region (else the default chain's region)
+  catalog_id      the Data Catalog's account id (default: the caller's account)
+  endpoint_url    a VPC endpoint or a local Glue (moto) for testing
+  view_format     how views are written: multi-dialect | athena | spark | hive
+                  (default athena, the format Athena itself writes)
+  definer         IAM role ARN stamped as ViewDefinition.Definer (multi-dialect)
+  dialect_versions  {ATHENA: "3", SPARK: "3.5", ...} for multi-dialect representations
+Credentials come from the default AWS chain (environment variables, shared
+files, instance/task roles), or from aws_access_key_id / aws_secret_access_key /
+aws_session_token options (use ${ENV} in viewsync.yaml). They are never printed.
+
+Reads every Glue view kind (see glue_codec and glue_legacy); writes the one
+chosen by `view_format`. Updates carry the table's VersionId so a concurrent
+change surfaces as ConflictError instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
+
+from reconciler.adapters import glue_codec as codec
+from reconciler.adapters import glue_legacy as legacy
+from reconciler.adapters.base import (
+    AdapterError,
+    Capabilities,
+    CatalogAdapter,
+    ConflictError,
+    Marker,
+    NativeVersion,
+    SchemaSnapshot,
+    WriteContext,
+)
+from reconciler.model import (
+    MANAGED_BY,
+    MARKER_PREFIX,
+    SPEC_DIGEST,
+    LiveView,
+    Representation,
+    ViewId,
+    ViewSpec,
+)
+
+_KNOWN_OPTIONS = frozenset({
+    "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions",
+    "aws_access_key_id", "aws_secret_access_key", "aws_session_token",
+})
+_REQUIRED_DIALECTS = {
+    "athena": ("trino", "athena"),
+    "spark": ("spark",),
+    "hive": ("hive",),
+    "multi-dialect": ("trino", "athena", "spark", "redshift"),
+}
+
+
+class GlueCallError(AdapterError):
+    """A Glue API error, with the AWS error code kept for the adapter's own decisions."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class GlueHandle:
+    """What update/drop need from the fetched table."""
+
+    version_id: str | None
+    table: dict[str, Any] = field(default_factory=dict)
+
+
+class GlueAdapter(CatalogAdapter):
+    kind = "glue"
+
+    def __init__(self, name: str, options: dict[str, Any]) -> None:
+        super().__init__(name, options)
+        unknown = sorted(set(options) - _KNOWN_OPTIONS)
+        if unknown:
+            raise AdapterError(f"catalog {name!r} (glue): unknown option(s) {', '.join(unknown)}")
+        self.view_format = str(options.get("view_format") or "athena")
+        if self.view_format not in codec.VIEW_FORMATS:
+            raise AdapterError(f"catalog {name!r} (glue): view_format must be one of "
+                               f"{', '.join(codec.VIEW_FORMATS)}, got {self.view_format!r}")
+        self.region = str(options["region"]) if options.get("region") else None
+        self.catalog_id = str(options["catalog_id"]) if options.get("catalog_id") else None
+        self.endpoint_url = str(options["endpoint_url"]) if options.get("endpoint_url") else None
+        self.definer = str(options["definer"]) if options.get("definer") else None
+        raw_versions = options.get("dialect_versions") or {}
+        if not isinstance(raw_versions, dict):
+            raise AdapterError(f"catalog {name!r} (glue): dialect_versions must be a mapping")
+        self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    # ------------------------------------------------------------ connection
+    @property
+    def client(self) -> Any:
+        """The boto3 Glue client (thread-safe once built; built once, lazily)."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._make_client()
+            return self._client
+
+    def use_client(self, client: Any) -> None:
+        """Use a prepared client (tests: botocore Stubber)."""
+        with self._client_lock:
+            self._client = client
+
+    def _make_client(self) -> Any:
+        creds = {k: str(self.options[k]) for k in
+                 ("aws_access_key_id", "aws_secret_access_key", "aws_session_token") if self.options.get(k)}
+        try:
+            session = boto3.session.Session(region_name=self.region, **creds)
+            return session.client(
+                "glue",
+                endpoint_url=self.endpoint_url,
+                config=Config(retries={"max_attempts": 5, "mode": "standard"},
+                              connect_timeout=10, read_timeout=60, user_agent_extra="viewsync"),
+            )
+        except NoRegionError:
+            raise AdapterError(f"catalog {self.name!r} (glue): no AWS region; set the catalog option "
+                               "'region' or AWS_REGION") from None
+        except BotoCoreError as exc:
+            raise AdapterError(f"catalog {self.name!r} (glue): cannot build a Glue client: {exc}") from None
+
+    def describe(self) -> str:
+        parts = [f"region {self.region or 'default'}"]
+        if self.catalog_id:
+            parts.append(f"catalog {self.catalog_id}")
+        if self.endpoint_url:
+            u = urlsplit(self.endpoint_url)
+            host = u.hostname or ""
+            parts.append(f"endpoint {u.scheme}://{host}{':' + str(u.port) if u.port else ''}")
+        parts.append(f"view_format {self.view_format}")
+        return f"{self.name} (glue, {', '.join(parts)})"
+
+    def _ids(self) -> dict[str, str]:
+        return {"CatalogId": self.catalog_id} if self.catalog_id else {}
+
+    def _call(self, op: str, **kwargs: Any) -> dict[str, Any]:
+        """One Glue round trip; library errors become AdapterError subclasses."""
+        self.count_call()
+        try:
+            result: dict[str, Any] = getattr(self.client, op)(**self._ids(), **kwargs)
+            return result
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            code = str(err.get("Code", "Unknown"))
+            detail = f"{code}: {err.get('Message', '')}".rstrip(": ")
+            message = f"catalog {self.name!r} (glue): {op} failed: {detail}"
+            if code == "ConcurrentModificationException":
+                raise ConflictError(message) from None
+            raise GlueCallError(code, message) from None
+        except (NoCredentialsError, PartialCredentialsError):
+            raise AdapterError(f"catalog {self.name!r} (glue): no usable AWS credentials (configure the "
+                               "default AWS chain, e.g. AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)") from None
+        except EndpointConnectionError:
+            raise AdapterError(f"catalog {self.name!r} (glue): cannot reach the Glue endpoint "
+                               f"({self.describe()})") from None
+        except BotoCoreError as exc:
+            raise AdapterError(
+                f"catalog {self.name!r} (glue): {op} failed: {type(exc).__name__}: {exc}") from None
+
+    # --------------------------------------------------------------- reading
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            strategy="format-aware",
+            writable=True,
+            multi_dialect=self.view_format == "multi-dialect",
+            native_versions=True,
+            writable_dialects=None,  # other dialects are kept in parameters
+            rewrites_sql=True,  # validated ATHENA views come back in Glue's own encoding
+            requires_columns=True,
+        )
+
+    def list_schemas(self) -> list[str]:
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            page = self._call("get_databases", **({"NextToken": token} if token else {}))
+            names.extend(str(db["Name"]) for db in page.get("DatabaseList", []))
+            token = page.get("NextToken")
+            if not token:
+                return sorted(names)
+
+    def _tables(self, schema: str) -> list[dict[str, Any]]:
+        tables: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"DatabaseName": schema, "IncludeStatusDetails": True}
+            if token:
+                kwargs["NextToken"] = token
+            page = self._call("get_tables", **kwargs)
+            tables.extend(page.get("TableList", []))
+            token = page.get("NextToken")
+            if not token:
+                return tables
+
+    def fetch(self, schema: str) -> SchemaSnapshot:
+        snap = SchemaSnapshot(catalog=self.name, schema=schema)
+        try:
+            tables = self._tables(schema)
+        except GlueCallError as exc:
+            if exc.code == "EntityNotFoundException":
+                return SchemaSnapshot(catalog=self.name, schema=schema, exists=False)
+            raise
+        for table in tables:
+            name = str(table["Name"])
+            if not _is_view(table):
+                snap.tables.add(name)
+                continue
+            live = self._live_view(ViewId(self.name, schema, name), table, snap.warnings)
+            snap.views[name] = live
+        return snap
+
+    def _live_view(self, view: ViewId, table: dict[str, Any], warnings: list[str]) -> LiveView:
+        version_id = str(table["VersionId"]) if table.get("VersionId") is not None else None
+        handle = GlueHandle(version_id=version_id, table=table)
+        try:
+            decoded = self._decode(view, table)
+        except (codec.DecodeError, ValueError) as exc:
+            warnings.append(f"{view}: cannot read Glue view ({exc}); it will not be touched")
+            decoded = _unreadable(table, view)
+        warnings.extend(f"{view}: {w}" for w in decoded.warnings)
+        return LiveView(
+            id=view, spec=decoded.spec, format=decoded.format, managed_by=decoded.managed_by,
+            spec_digest=decoded.spec_digest, native_version=version_id,
+            writable=decoded.writable, handle=handle,
+        )
+
+    def _decode(self, view: ViewId, table: dict[str, Any]) -> codec.Decoded:
+        if table.get("IsMaterializedView"):
+            decoded = _unreadable(table, view)
+            decoded.format = "glue-materialized-view"
+            return decoded
+        if codec.is_multi_dialect(table):
+            return codec.decode_multi_dialect(table, view.schema, legacy.decode_envelope_sql)
+        return legacy.decode(table, view.schema)
+
+    # ---------------------------------------------------------------- checks
+    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+        resolved = spec.resolved(view)
+        if self.view_format == "multi-dialect":
+            return codec.storable_multi_dialect(resolved)
+        return legacy.storable(self.view_format, view.schema, resolved)
+
+    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+        where = f"catalog {self.name!r} (glue) view {view}"
+        errors: list[tuple[str, str]] = []
+        if view.name != view.name.lower() or view.schema != view.schema.lower():
+            errors.append(("invalid_name", f"{where}: Glue stores database and table names in lower "
+                                           f"case; declare '{view.schema.lower()}.{view.name.lower()}'"))
+        needed = _REQUIRED_DIALECTS[self.view_format]
+        if not any(d in needed for d in spec.dialects()):
+            errors.append(("dialect_required", f"{where}: view_format {self.view_format!r} needs a "
+                                               f"representation in one of: {', '.join(needed)}"))
+        if not spec.columns:
+            errors.append(("columns_required", f"{where}: Glue views need declared columns"))
+        if self.view_format == "multi-dialect":
+            if spec.security == "invoker":
+                errors.append(("security_not_storable", f"{where}: Glue Data Catalog views always run "
+                                                        "with the definer's rights (security: invoker)"))
+        else:
+            errors.extend(legacy.check(self.view_format, where, spec.resolved(view)))
+        errors.extend(codec.check_lengths(where, spec))
+        return errors
+
+    # --------------------------------------------------------------- writing
+    def _table_input(self, view: ViewId, spec: ViewSpec, marker: Marker) -> dict[str, Any]:
+        resolved = spec.resolved(view)
+        if self.view_format == "multi-dialect":
+            return codec.encode_multi_dialect(
+                view.name, view.schema, resolved, marker.as_properties(),
+                definer=self.definer, dialect_versions=self.dialect_versions)
+        return legacy.encode(self.view_format, view.name, view.schema, resolved, marker.as_properties())
+
+    def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        table_input = self._table_input(view, spec, marker)
+        try:
+            self._call("create_table", DatabaseName=view.schema, TableInput=table_input)
+        except GlueCallError as exc:
+            if exc.code == "AlreadyExistsException":
+                raise ConflictError(f"catalog {self.name!r} (glue): {view} was created by someone else "
+                                    "since the plan; re-plan") from None
+            raise
+
+    def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        view = live.id
+        handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
+        table_input = self._table_input(view, spec, marker)
+        table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
+        kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": table_input}
+        if handle.version_id is not None:
+            kwargs["VersionId"] = handle.version_id
+        old_native = set()
+        if codec.is_multi_dialect(handle.table):
+            old_native = {str(r.get("Dialect")) for r in
+                          (handle.table.get("ViewDefinition") or {}).get("Representations") or []}
+        if "ViewDefinition" in table_input:
+            new_native = {r["Dialect"] for r in table_input["ViewDefinition"]["Representations"]}
+            # Glue requires an explicit action for any change of a view definition.
+            kwargs["ViewUpdateAction"] = "REPLACE" if new_native == old_native else "ADD_OR_REPLACE"
+            kwargs["Force"] = True
+            dropped = old_native - new_native
+            if dropped:
+                self._drop_representations(view, handle, table_input, dropped)
+                kwargs["VersionId"] = self._current_version(view)
+        try:
+            self._call("update_table", **kwargs)
+        except GlueCallError as exc:
+            if exc.code == "EntityNotFoundException":
+                raise ConflictError(f"catalog {self.name!r} (glue): {view} was dropped since the plan; "
+                                    "re-plan") from None
+            raise
+
+    def _drop_representations(self, view: ViewId, handle: GlueHandle, table_input: dict[str, Any],
+                              dropped: set[str]) -> None:
+        """Glue removes representations only with an explicit DROP action."""
+        old_reps = (handle.table.get("ViewDefinition") or {}).get("Representations") or []
+        drop_input = dict(table_input)
+        drop_input["ViewDefinition"] = {
+            **table_input["ViewDefinition"],
+            "Representations": [{"Dialect": r["Dialect"], "ViewOriginalText": r.get("ViewOriginalText") or ""}
+                                for r in old_reps if r.get("Dialect") in dropped],
+        }
+        kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": drop_input,
+                                  "ViewUpdateAction": "DROP", "Force": True}
+        if handle.version_id is not None:
+            kwargs["VersionId"] = handle.version_id
+        self._call("update_table", **kwargs)
+
+    def _current_version(self, view: ViewId) -> str:
+        table = self._call("get_table", DatabaseName=view.schema, Name=view.name)["Table"]
+        return str(table.get("VersionId", ""))
+
+    def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        view = live.id
+        # DeleteTable has no VersionId: re-read first so we never drop a view changed since the plan.
+        try:
+            current = self._call("get_table", DatabaseName=view.schema, Name=view.name)["Table"]
+        except GlueCallError as exc:
+            if exc.code == "EntityNotFoundException":
+                return  # already gone: drop is idempotent
+            raise
+        if live.native_version is not None and str(current.get("VersionId")) != live.native_version:
+            raise ConflictError(f"catalog {self.name!r} (glue): {view} changed since the plan "
+                                f"(version {live.native_version} -> {current.get('VersionId')}); re-plan")
+        try:
+            self._call("delete_table", DatabaseName=view.schema, Name=view.name)
+        except GlueCallError as exc:
+            if exc.code != "EntityNotFoundException":
+                raise
+
+    # --------------------------------------------------------------- history
+    def native_history(self, view: ViewId) -> list[NativeVersion]:
+        """Glue's own table versions, oldest first."""
+        versions: list[NativeVersion] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableName": view.name}
+            if token:
+                kwargs["NextToken"] = token
+            try:
+                page = self._call("get_table_versions", **kwargs)
+            except GlueCallError as exc:
+                if exc.code == "EntityNotFoundException":
+                    return []
+                raise
+            for item in page.get("TableVersions", []):
+                versions.append(_native_version(item))
+            token = page.get("NextToken")
+            if not token:
+                break
+        return sorted(versions, key=lambda v: (int(v.version) if v.version.isdigit() else 0, v.version))
+
+
+# ------------------------------------------------------------------ helpers
+def _is_view(table: dict[str, Any]) -> bool:
+    return (table.get("TableType") == "VIRTUAL_VIEW" or codec.is_multi_dialect(table)
+            or bool(table.get("IsMaterializedView")))
+
+
+def _unreadable(table: dict[str, Any], view: ViewId) -> codec.Decoded:
+    """A placeholder for a view we cannot read: reported, never written."""
+    params = {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
+    managed_by, digest = codec.markers(params)
+    text = str(table.get("ViewOriginalText") or "") or "-- unreadable Glue view"
+    spec = ViewSpec(representations=[Representation(dialect="unknown", sql=text)],
+                    default_namespace=view.namespace)
+    return codec.Decoded(spec=spec, format="glue-unknown", managed_by=managed_by, spec_digest=digest,
+                         writable=False)
+
+
+def _merged_params(live_table: dict[str, Any], new: dict[str, str]) -> dict[str, str]:
+    """New parameters plus the live ones viewsync neither sets nor reads as properties
+    (transient_lastDdlTime, Glue/Lake Formation bookkeeping...)."""
+    live = {str(k): str(v) for k, v in (live_table.get("Parameters") or {}).items()}
+    keep = {k: v for k, v in live.items()
+            if k not in new and codec.is_internal_param(k) and not legacy.is_format_param(k)
+            and not k.startswith(MARKER_PREFIX)}
+    return {**keep, **new}
+
+
+def _native_version(item: dict[str, Any]) -> NativeVersion:
+    table = item.get("Table") or {}
+    params = {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
+    when = table.get("UpdateTime") or table.get("CreateTime")
+    ts = int(when.timestamp() * 1000) if isinstance(when, datetime) else None
+    summary = {k: params[k] for k in (MANAGED_BY, SPEC_DIGEST) if params.get(k)}
+    dialects: tuple[str, ...] = ()
+    reps = (table.get("ViewDefinition") or {}).get("Representations") or []
+    if reps:
+        dialects = tuple(sorted(str(r.get("Dialect")) for r in reps))
+    return NativeVersion(version=str(item.get("VersionId", table.get("VersionId", ""))),
+                         timestamp_ms=ts, summary=summary, dialects=dialects)
