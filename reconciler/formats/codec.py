@@ -1,0 +1,115 @@
+"""Reading and writing whole views: engine format + extras + ownership marker.
+
+This is the API adapters use (HMS, Glue): they convert their client's table
+objects to `TableDesc` and call `read_view`, `write_view` and `check_view`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+from reconciler import types as vtypes
+from reconciler.formats import flink, hive, spark, trino
+from reconciler.formats import params as P
+from reconciler.formats.common import FormatError
+from reconciler.formats.detect import detect
+from reconciler.formats.table import TableDesc
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
+
+CODECS: dict[str, ModuleType] = {m.FORMAT: m for m in (spark, trino, hive, flink)}
+WRITE_FORMATS = tuple(CODECS)  # formats viewsync can write
+DIALECT_OF = {name: m.DIALECT for name, m in CODECS.items()}
+
+
+@dataclass
+class ReadView:
+    format: str
+    spec: ViewSpec
+    managed_by: str | None
+    spec_digest: str | None
+    writable: bool
+
+
+def read_view(table: TableDesc) -> ReadView:
+    """Decode a view table in whatever format it is; raises FormatError when it cannot."""
+    fmt = detect(table)
+    if fmt is None:
+        raise FormatError(f"{table.database}.{table.name} is a {table.table_type}, not a view")
+    if fmt == trino.MATERIALIZED:
+        spec = trino.decode(table)
+        writable = False
+    else:
+        engine = CODECS[fmt].decode(table).canonical()
+        spec = spec_from_canonical(P.apply_extras(engine, table.parameters))
+        writable = True
+    return ReadView(format=fmt, spec=spec, managed_by=table.parameters.get(MANAGED_BY),
+                    spec_digest=table.parameters.get(SPEC_DIGEST), writable=writable)
+
+
+def write_view(
+    fmt: str,
+    database: str,
+    name: str,
+    spec: ViewSpec,
+    marker: dict[str, str],
+    *,
+    base: TableDesc | None = None,
+    engine_catalog: str | None = None,
+) -> TableDesc:
+    """The table to store for `spec` in format `fmt`, stamped with `marker`.
+
+    With `base` (the live table of an update in the same format) engine
+    bookkeeping we did not write (Spark's view.sqlConfig.*, Trino's version
+    keys, transient_lastDdlTime...) is kept; user properties come only from
+    `spec`.
+    """
+    codec = CODECS.get(fmt)
+    if codec is None:
+        raise FormatError(f"cannot write views in format {fmt!r} (known: {', '.join(WRITE_FORMATS)})")
+    try:
+        table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog)
+        engine = codec.decode(table).canonical()
+    except vtypes.TypeError_ as exc:
+        raise FormatError(str(exc)) from None
+    table.parameters.update(P.extras_params(spec.canonical(), engine))
+    if base is not None:
+        same = detect(base) == fmt
+        for key, value in base.parameters.items():
+            if key in table.parameters or not P.is_internal(key) or key.startswith(P.VIEWSYNC_PREFIX):
+                continue
+            if key == "transient_lastDdlTime" or (same and not codec.owns(key)):
+                table.parameters[key] = value
+    table.parameters.update(marker)
+    return table
+
+
+def check_view(fmt: str, spec: ViewSpec, where: str) -> list[tuple[str, str]]:
+    """Plan errors for storing `spec` in format `fmt`; `where` names the catalog and view."""
+    codec = CODECS.get(fmt)
+    if codec is None:
+        return [("dialect_not_storable", f"{where}: unknown write format {fmt!r}")]
+    dialect = codec.DIALECT
+    if spec.sql_for(dialect) is None:
+        return [("dialect_not_storable",
+                 f"{where}: the catalog writes views in the {fmt!r} format, which needs a "
+                 f"{dialect!r} representation; the view has only {', '.join(spec.dialects())}")]
+    if not spec.columns:
+        return [("columns_required", f"{where}: views in the {fmt!r} format need their columns declared")]
+    try:
+        table = write_view(fmt, "db", "v", spec, {})
+    except FormatError as exc:
+        return [("not_storable", f"{where}: {exc}")]
+    errors: list[tuple[str, str]] = []
+    texts = (("view text", table.view_original_text), ("expanded view text", table.view_expanded_text))
+    for label, text in texts:
+        if text is not None and len(text) > P.VIEW_TEXT_LIMIT:
+            errors.append(("value_too_long",
+                           f"{where}: the {label} is {len(text)} characters in the {fmt!r} format; "
+                           f"the metastore holds at most {P.VIEW_TEXT_LIMIT}"))
+            break
+    for col in table.columns:
+        if len(col.type) > P.TYPE_NAME_LIMIT:
+            errors.append(("value_too_long", f"{where}: the type of column {col.name!r} is {len(col.type)} "
+                                             f"characters; the metastore holds at most {P.TYPE_NAME_LIMIT}"))
+    return errors

@@ -1,0 +1,83 @@
+"""Small pieces shared by the codecs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlglot
+from sqlglot import exp
+
+from reconciler import types as vtypes
+from reconciler.formats.params import COLUMN_COMMENT_LIMIT
+from reconciler.formats.table import HiveColumn
+from reconciler.model import Column, ViewSpec
+
+
+class FormatError(ValueError):
+    """A table that does not decode in its format, or a spec a format cannot encode."""
+
+
+def sql_for(spec: ViewSpec, dialect: str) -> str:
+    sql = spec.sql_for(dialect)
+    if sql is None:
+        raise FormatError(f"the view has no {dialect!r} representation")
+    return sql
+
+
+def to_hive_columns(spec: ViewSpec) -> list[HiveColumn]:
+    """StorageDescriptor columns; comments too long for the metastore are left to the extras."""
+    out = []
+    for c in spec.columns:
+        comment = c.comment if c.comment is not None and len(c.comment) <= COLUMN_COMMENT_LIMIT else None
+        out.append(HiveColumn(c.name, vtypes.to_hive(vtypes.parse(c.type)), comment))
+    return out
+
+
+def from_hive_columns(cols: Iterable[HiveColumn]) -> list[Column]:
+    """The metastore lowercases column names, so we do too (what a read returns)."""
+    out = []
+    for c in cols:
+        try:
+            ctype = vtypes.parse_from(c.type, "hive")
+        except vtypes.TypeError_ as exc:
+            raise FormatError(f"column {c.name!r}: {exc}") from None
+        out.append(Column(name=c.name.lower(), type=ctype, comment=c.comment or None))
+    return out
+
+
+def text_of(original: str | None, expanded: str | None) -> str:
+    """The SQL a user wrote (original text), else what the engine runs."""
+    for text in (original, expanded):
+        if text is not None and text.strip():
+            return text
+    raise FormatError("the view has no SQL text")
+
+
+def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
+    """Names of the query's output columns when sqlglot can tell them exactly."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return None
+    if not isinstance(tree, exp.Query):
+        return None
+    names = tree.named_selects
+    if len(names) != count or any(not n or n == "*" for n in names):
+        return None
+    return list(names)
+
+
+def qualify_tables(sql: str, dialect: str, database: str) -> str:
+    """`sql` with unqualified table names prefixed by `database` (for engines that
+    run the expanded text without a default database). Unchanged when unsure."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return sql
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    changed = False
+    for table in tree.find_all(exp.Table):
+        if not table.args.get("db") and table.name and table.name.lower() not in ctes:
+            table.set("db", exp.to_identifier(database))
+            changed = True
+    return tree.sql(dialect=dialect) if changed else sql

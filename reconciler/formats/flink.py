@@ -1,0 +1,75 @@
+"""Flink's generic view encoding in a Hive Metastore.
+
+The schema lives only in parameters (`flink.schema.N.name` / `.data-type`, Flink
+type strings), the comment in `flink.comment`, other options prefixed `flink.`,
+plus `is_generic=true`; sd.cols stays empty.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reconciler import types as vtypes
+from reconciler.formats import params as P
+from reconciler.formats.common import FormatError, sql_for, text_of
+from reconciler.formats.table import TableDesc
+from reconciler.model import Column, Representation, ViewSpec
+
+FORMAT = "flink"
+DIALECT = "flink"
+PREFIX = "flink."
+_SCHEMA_KEY = re.compile(r"^flink\.schema\.(\d+)\.(name|data-type)$")
+
+
+def owns(key: str) -> bool:
+    return key.startswith(PREFIX) or key == "is_generic"
+
+
+def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None) -> TableDesc:
+    sql = sql_for(spec, DIALECT)
+    params: dict[str, str] = {"is_generic": "true"}
+    for i, col in enumerate(spec.columns):
+        params[f"flink.schema.{i}.name"] = col.name
+        params[f"flink.schema.{i}.data-type"] = vtypes.to_flink(vtypes.parse(col.type))
+    if spec.comment is not None and P.storable_param("flink.comment", spec.comment):
+        params["flink.comment"] = spec.comment
+    for key, value in spec.properties.items():
+        if not key.startswith("schema.") and key != "comment" and P.storable_param(PREFIX + key, value):
+            params[PREFIX + key] = value
+    return TableDesc(database=database, name=name, view_original_text=sql, view_expanded_text=sql,
+                     parameters=params, columns=[], owner=spec.owner)
+
+
+def _columns(p: dict[str, str]) -> list[Column]:
+    found: dict[int, dict[str, str]] = {}
+    for key, value in p.items():
+        m = _SCHEMA_KEY.match(key)
+        if m:
+            found.setdefault(int(m.group(1)), {})[m.group(2)] = value
+    out = []
+    for i in sorted(found):
+        entry = found[i]
+        if "name" not in entry or "data-type" not in entry:
+            raise FormatError(f"flink.schema.{i} lacks its name or data-type")
+        try:
+            ctype = vtypes.parse_from(entry["data-type"], "flink")
+        except vtypes.TypeError_ as exc:
+            raise FormatError(f"column {entry['name']!r}: {exc}") from None
+        out.append(Column(name=entry["name"], type=ctype))
+    return out
+
+
+def decode(table: TableDesc) -> ViewSpec:
+    p = table.parameters
+    props = P.user_properties(p)
+    for key, value in p.items():
+        if key.startswith(PREFIX) and not key.startswith(PREFIX + "schema.") and key != PREFIX + "comment":
+            props[key[len(PREFIX):]] = value
+    return ViewSpec(
+        comment=p.get("flink.comment"),
+        columns=_columns(p),
+        representations=[Representation(dialect=DIALECT, sql=text_of(table.view_original_text,
+                                                                      table.view_expanded_text))],
+        owner=table.owner or None,
+        properties={k: v for k, v in props.items() if not k.startswith(P.VIEWSYNC_PREFIX)},
+    )
