@@ -1,0 +1,177 @@
+"""viewsync.yaml: catalogs, state store and policy, with ${ENV_VAR} expansion.
+
+Values taken from the environment are registered as secrets, so they are
+masked everywhere text leaves the program; they are never echoed in errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from reconciler import secrets, yamlsrc
+from reconciler.errors import Problem, ValidationFailed
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+CONFIG_NAME = "viewsync.yaml"
+DEFAULT_STATE = "sqlite:///.viewsync/state.db"
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@cache
+def schema(name: str) -> jsonschema.protocols.Validator:
+    with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    cls = jsonschema.validators.validator_for(doc)
+    return cls(doc)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Policy:
+    prune: bool = False
+    max_drop_fraction: float = 0.25
+    adopt: bool = False
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    name: str
+    type: str
+    options: dict[str, Any]  # expanded: may hold secrets, never print
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    project: str
+    state_url: str
+    catalogs: dict[str, CatalogConfig]
+    policy: Policy = field(default_factory=Policy)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+
+def schema_problems(
+    validator: jsonschema.protocols.Validator, data: Any, node: Any, file: str
+) -> list[Problem]:
+    """JSON Schema errors as located problems (file:line:col + field path)."""
+    problems: list[Problem] = []
+    for err in validator.iter_errors(data):
+        for leaf in _leaves(err):
+            path: tuple[str | int, ...] = tuple(leaf.absolute_path)
+            message = leaf.message
+            key_of_last = False
+            if leaf.validator == "additionalProperties":
+                unknown = re.findall(r"'([^']+)' (?:was|were) unexpected", message)
+                names = re.findall(r"'([^']+)'", message.split("(")[-1]) if not unknown else unknown
+                if names:
+                    path = path + (names[0],)
+                    key_of_last = True
+                    message = f"unknown key {names[0]!r}"
+            elif leaf.validator == "required":
+                message = leaf.message.replace("is a required property", "is required")
+            elif leaf.validator == "pattern" and path and path[-1] in ("name", "catalog"):
+                message = f"invalid name {leaf.instance!r} (no dots, slashes, control characters " \
+                          "or surrounding spaces)"
+            line, col = yamlsrc.locate(node, path, key_of_last=key_of_last)
+            problems.append(Problem(file, line, col, yamlsrc.path_text(path), message))
+    return problems
+
+
+def _leaves(err: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
+    # if/then and anyOf wrap the useful error in `context`; report the most specific one.
+    if err.context:
+        best = jsonschema.exceptions.best_match(err.context)
+        return _leaves(best) if best is not None else [err]
+    return [err]
+
+
+def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[str | int, ...], str]]) -> Any:
+    if isinstance(value, str):
+        def sub(m: re.Match[str]) -> str:
+            var = m.group(1)
+            got = os.environ.get(var)
+            if got is None:
+                missing.append((path, var))
+                return ""
+            secrets.register(got)
+            return got
+
+        return _ENV.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: _expand(v, path + (k,), missing) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, path + (i,), missing) for i, v in enumerate(value)]
+    return value
+
+
+def load_config(root: Path, config_file: Path | None = None) -> Config:
+    path = config_file if config_file is not None else root / CONFIG_NAME
+    try:
+        display = str(path.relative_to(root)) if path.is_absolute() else str(path)
+    except ValueError:
+        display = str(path)
+    if not path.exists():
+        raise ValidationFailed([Problem(display, 1, 1, "", f"no {CONFIG_NAME} found (run in the repository "
+                                        "root or pass --repo / --config)")])
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yamlsrc.load(text)
+        node = yamlsrc.compose(text)
+    except yamlsrc.YamlSyntaxError as err:
+        raise ValidationFailed([Problem(display, err.line, err.column, "", err.message)]) from None
+    problems = [Problem(display, line, col, yamlsrc.path_text(p), "duplicate key")
+                for p, line, col in yamlsrc.duplicate_keys(node)]
+    problems += schema_problems(schema("config.schema.json"), data, node, display)
+    if problems:
+        raise ValidationFailed(problems)
+    missing: list[tuple[tuple[str | int, ...], str]] = []
+    expanded = _expand(data, (), missing)
+    if missing:
+        raise ValidationFailed([
+            Problem(display, *yamlsrc.locate(node, p), yamlsrc.path_text(p),
+                    f"environment variable {var} is not set")
+            for p, var in missing])
+    pol = expanded.get("policy") or {}
+    catalogs = {
+        name: CatalogConfig(name, opts["type"], dict(opts)) for name, opts in expanded["catalogs"].items()
+    }
+    state_url = expanded.get("state") or DEFAULT_STATE
+    return Config(
+        path=path,
+        project=expanded["project"],
+        state_url=resolve_sqlite_url(state_url, path.parent),
+        catalogs={n: _resolve_catalog(c, path.parent) for n, c in catalogs.items()},
+        policy=Policy(
+            prune=bool(pol.get("prune", False)),
+            max_drop_fraction=float(pol.get("max_drop_fraction", 0.25)),
+            adopt=bool(pol.get("adopt", False)),
+        ),
+    )
+
+
+def resolve_sqlite_url(url: str, root: Path) -> str:
+    """Relative SQLite paths are relative to the repository, not the working directory."""
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and not url.startswith(prefix + "/") and url != "sqlite:///:memory:":
+        rel = url[len(prefix):]
+        target = (root / rel).resolve()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return prefix + str(target)
+    return url
+
+
+def _resolve_catalog(cat: CatalogConfig, root: Path) -> CatalogConfig:
+    url = cat.options.get("url")
+    if isinstance(url, str):
+        return CatalogConfig(cat.name, cat.type, {**cat.options, "url": resolve_sqlite_url(url, root)})
+    return cat

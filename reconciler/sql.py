@@ -1,0 +1,67 @@
+"""sqlglot helpers: normalisation for comparison, referenced tables."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+
+# viewsync dialect name -> sqlglot dialect (None = sqlglot's generic dialect)
+_DIALECTS: dict[str, str | None] = {
+    "spark": "spark", "trino": "trino", "presto": "presto", "athena": "athena", "hive": "hive",
+    "flink": "hive", "postgres": "postgres", "mysql": "mysql", "sqlite": "sqlite",
+    "redshift": "redshift", "snowflake": "snowflake", "bigquery": "bigquery", "duckdb": "duckdb",
+    "databricks": "databricks", "ansi": None,
+}
+
+
+def sqlglot_dialect(dialect: str) -> str | None:
+    return _DIALECTS.get(dialect)
+
+
+@lru_cache(maxsize=4096)
+def normalize(sql: str, dialect: str) -> str:
+    """A canonical text of `sql` for comparison; falls back to whitespace-collapsed text."""
+    text = sql.strip().rstrip(";").strip()
+    try:
+        tree = sqlglot.parse_one(text, read=sqlglot_dialect(dialect))
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return " ".join(text.split())
+    if tree is None:
+        return " ".join(text.split())
+    return tree.sql(dialect=sqlglot_dialect(dialect), normalize=True, comments=False)
+
+
+def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
+    """Tables and views a query reads, as name parts (catalog?, db?, name), CTEs excluded."""
+    try:
+        tree = sqlglot.parse_one(sql.strip().rstrip(";"), read=sqlglot_dialect(dialect))
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return []
+    if tree is None:
+        return []
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    out: list[tuple[str, ...]] = []
+    for table in tree.find_all(exp.Table):
+        if not table.name:
+            continue
+        parts = tuple(p for p in (table.catalog, table.db, table.name) if p)
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            continue
+        if parts not in out:
+            out.append(parts)
+    return out
+
+
+def parse_error(sql: str, dialect: str) -> str | None:
+    """A parse error message (with line/col) or None when sqlglot reads the query."""
+    try:
+        sqlglot.parse_one(sql, read=sqlglot_dialect(dialect))
+    except sqlglot.errors.ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        desc = first.get("description") or str(err).splitlines()[0]
+        return f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}"
+    except sqlglot.errors.TokenError as err:
+        return str(err)
+    return None

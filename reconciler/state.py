@@ -1,0 +1,249 @@
+"""State store (SQLAlchemy; SQLite by default, PostgreSQL in production):
+runs, one audit row per attempted action, one version row per applied change,
+and the apply lock."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from reconciler.adapters.managed import engine_for
+from reconciler.errors import UserError
+from reconciler.model import ViewId
+from reconciler.secrets import redact
+
+metadata = sa.MetaData()
+
+runs = sa.Table(
+    "vs_runs", metadata,
+    sa.Column("run_id", sa.String(36), primary_key=True),
+    sa.Column("project", sa.String(255), nullable=False),
+    sa.Column("command", sa.String(32), nullable=False),
+    sa.Column("actor", sa.String(255), nullable=False),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True)),
+    sa.Column("git_commit", sa.String(64)),
+    sa.Column("git_ref", sa.String(255)),
+    sa.Column("git_author", sa.String(255)),
+    sa.Column("plan_digest", sa.String(80)),
+    sa.Column("declarations_digest", sa.String(80)),
+    sa.Column("outcome", sa.String(16), nullable=False),  # running | success | failed | refused
+    sa.Column("summary", sa.Text),
+)
+
+audit = sa.Table(
+    "vs_audit", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(36), nullable=False, index=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("actor", sa.String(255), nullable=False),
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("catalog", sa.String(255), nullable=False),
+    sa.Column("schema_name", sa.String(255), nullable=False),
+    sa.Column("view_name", sa.String(255), nullable=False),
+    sa.Column("before_spec", sa.Text),
+    sa.Column("after_spec", sa.Text),
+    sa.Column("before_digest", sa.String(80)),
+    sa.Column("after_digest", sa.String(80)),
+    sa.Column("changes", sa.Text),
+    sa.Column("outcome", sa.String(16), nullable=False),  # pending | applied | failed | skipped | unknown
+    sa.Column("error", sa.Text),
+    sa.Column("git_commit", sa.String(64)),
+    sa.Column("git_ref", sa.String(255)),
+    sa.Column("git_author", sa.String(255)),
+)
+
+versions = sa.Table(
+    "vs_versions", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("catalog", sa.String(255), nullable=False),
+    sa.Column("schema_name", sa.String(255), nullable=False),
+    sa.Column("view_name", sa.String(255), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("spec", sa.Text),
+    sa.Column("digest", sa.String(80)),
+    sa.Column("changes", sa.Text),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("actor", sa.String(255), nullable=False),
+    sa.Column("git_commit", sa.String(64)),
+    sa.Column("run_id", sa.String(36), nullable=False),
+    sa.UniqueConstraint("catalog", "schema_name", "view_name", "version", name="uk_vs_versions"),
+)
+
+locks = sa.Table(
+    "vs_locks", metadata,
+    sa.Column("name", sa.String(255), primary_key=True),
+    sa.Column("holder", sa.String(255), nullable=False),
+    sa.Column("run_id", sa.String(36), nullable=False),
+    sa.Column("acquired_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime) -> datetime:
+    # SQLite gives naive datetimes back; we only ever store UTC.
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class GitInfo:
+    commit: str | None = None
+    ref: str | None = None
+    author: str | None = None
+
+
+class LockHeld(UserError):
+    pass
+
+
+class StateStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        try:
+            self.engine = engine_for(url)
+            metadata.create_all(self.engine)
+        except SQLAlchemyError as err:
+            raise UserError(f"cannot open the state store: {redact(str(err))}") from None
+
+    # ------------------------------------------------------------------ runs
+    def start_run(self, project: str, command: str, actor: str, git: GitInfo,
+                  plan_digest: str | None, declarations_digest: str | None) -> str:
+        run_id = str(uuid.uuid4())
+        with self.engine.begin() as conn:
+            conn.execute(runs.insert().values(
+                run_id=run_id, project=project, command=command, actor=actor, started_at=now(),
+                git_commit=git.commit, git_ref=git.ref, git_author=git.author, plan_digest=plan_digest,
+                declarations_digest=declarations_digest, outcome="running"))
+        return run_id
+
+    def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(
+                finished_at=now(), outcome=outcome, summary=json.dumps(summary, sort_keys=True)))
+
+    # ----------------------------------------------------------------- audit
+    def audit_start(self, run_id: str, seq: int, actor: str, action: str, view: ViewId,
+                    before: dict[str, Any] | None, after: dict[str, Any] | None,
+                    before_digest: str | None, after_digest: str | None,
+                    changes: list[dict[str, Any]], git: GitInfo) -> int:
+        """Written before the catalog is touched, so a crash leaves a 'pending' trace."""
+        with self.engine.begin() as conn:
+            res = conn.execute(audit.insert().values(
+                run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
+                schema_name=view.schema, view_name=view.name,
+                before_spec=json.dumps(before, sort_keys=True) if before is not None else None,
+                after_spec=json.dumps(after, sort_keys=True) if after is not None else None,
+                before_digest=before_digest, after_digest=after_digest,
+                changes=json.dumps(changes, sort_keys=True), outcome="pending",
+                git_commit=git.commit, git_ref=git.ref, git_author=git.author))
+            return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
+
+    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(audit.update().where(audit.c.id == audit_id).values(
+                outcome=outcome, error=redact(error) if error else None))
+
+    def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
+                   run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        q = sa.select(audit).order_by(audit.c.id)
+        if view is not None:
+            q = q.where(audit.c.catalog == view.catalog, audit.c.schema_name == view.schema,
+                        audit.c.view_name == view.name)
+        if since is not None:
+            q = q.where(audit.c.at >= since)
+        if run_id is not None:
+            q = q.where(audit.c.run_id.like(run_id + "%"))
+        if limit:
+            q = q.limit(limit)
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    # -------------------------------------------------------------- versions
+    def record_version(self, run_id: str, view: ViewId, action: str, spec: dict[str, Any] | None,
+                       digest: str | None, changes: list[dict[str, Any]], actor: str,
+                       git_commit: str | None) -> int:
+        for _ in range(5):
+            try:
+                with self.engine.begin() as conn:
+                    last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
+                        versions.c.catalog == view.catalog, versions.c.schema_name == view.schema,
+                        versions.c.view_name == view.name)).scalar()
+                    number = int(last or 0) + 1
+                    conn.execute(versions.insert().values(
+                        catalog=view.catalog, schema_name=view.schema, view_name=view.name, version=number,
+                        action=action, spec=json.dumps(spec, sort_keys=True) if spec is not None else None,
+                        digest=digest, changes=json.dumps(changes, sort_keys=True), at=now(), actor=actor,
+                        git_commit=git_commit, run_id=run_id))
+                return number
+            except IntegrityError:
+                continue  # another writer took this number; read again
+        raise UserError(f"could not record a version for {view}")
+
+    def versions_of(self, view: ViewId) -> list[dict[str, Any]]:
+        q = (sa.select(versions).where(versions.c.catalog == view.catalog,
+                                       versions.c.schema_name == view.schema,
+                                       versions.c.view_name == view.name).order_by(versions.c.version))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def last_versions(self, project_catalogs: list[str]) -> dict[ViewId, dict[str, Any]]:
+        """Latest version row of every view we ever wrote in these catalogs."""
+        sub = (sa.select(versions.c.catalog, versions.c.schema_name, versions.c.view_name,
+                         sa.func.max(versions.c.version).label("v"))
+               .where(versions.c.catalog.in_(project_catalogs))
+               .group_by(versions.c.catalog, versions.c.schema_name, versions.c.view_name).subquery())
+        q = sa.select(versions).join(sub, sa.and_(
+            versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
+            versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+        with self.engine.connect() as conn:
+            return {ViewId(r.catalog, r.schema_name, r.view_name): dict(r._mapping) for r in conn.execute(q)}
+
+    # ------------------------------------------------------------------ lock
+    def acquire_lock(self, name: str, holder: str, run_id: str, ttl_s: float = 3600,
+                     wait_s: float = 0) -> None:
+        deadline = time.monotonic() + wait_s
+        while True:
+            current = now()
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(locks.delete().where(locks.c.name == name, locks.c.expires_at < current))
+                    conn.execute(locks.insert().values(
+                        name=name, holder=holder, run_id=run_id, acquired_at=current,
+                        expires_at=datetime.fromtimestamp(current.timestamp() + ttl_s, UTC)))
+                return
+            except IntegrityError:
+                pass
+            held = self.lock_info(name)
+            if time.monotonic() >= deadline:
+                who = (f"held by {held['holder']} (run {held['run_id']}, since "
+                       f"{_aware(held['acquired_at']).isoformat(timespec='seconds')}, expires "
+                       f"{_aware(held['expires_at']).isoformat(timespec='seconds')})") if held else "held"
+                raise LockHeld(f"another apply is running: the lock {name!r} is {who}; wait for it, "
+                               f"or if it is dead run `viewsync force-unlock {held['run_id'] if held else ''}`")
+            time.sleep(0.2)
+
+    def lock_info(self, name: str) -> dict[str, Any] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(locks).where(locks.c.name == name)).first()
+        return dict(row._mapping) if row else None
+
+    def release_lock(self, name: str, run_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == run_id))
+
+    def force_unlock(self, run_id: str) -> int:
+        with self.engine.begin() as conn:
+            return int(conn.execute(locks.delete().where(locks.c.run_id == run_id)).rowcount)

@@ -1,0 +1,105 @@
+"""A repository opened for work: config, declarations, adapters, live state.
+
+This is the I/O edge that plan/apply/drift share: it reads files, opens
+adapters and fetches schemas in a thread pool (one bulk call per schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler import declarations as decl_mod
+from reconciler.adapters import open_adapter
+from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
+from reconciler.config import Config, load_config
+from reconciler.errors import UserError
+from reconciler.model import ViewId
+from reconciler.plan import Plan, PlanOptions, build_plan, selected
+from reconciler.secrets import redact
+
+
+@dataclass
+class Workspace:
+    root: Path
+    config: Config
+    parallelism: int = 8
+    _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, root: Path, config_file: Path | None = None, parallelism: int = 8) -> Workspace:
+        return cls(root=root, config=load_config(root, config_file), parallelism=max(1, parallelism))
+
+    # -------------------------------------------------------------- adapters
+    def adapter(self, name: str) -> CatalogAdapter:
+        if name not in self._adapters:
+            cat = self.config.catalogs.get(name)
+            if cat is None:
+                raise UserError(f"unknown catalog {name!r} (viewsync.yaml defines: "
+                                f"{', '.join(sorted(self.config.catalogs))})")
+            try:
+                self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
+            except AdapterError as err:
+                raise UserError(redact(str(err))) from None
+            except ImportError as err:
+                raise UserError(f"catalog {name!r}: support for {cat.type!r} is not available ({err})") from None
+        return self._adapters[name]
+
+    def adapters(self, names: Iterable[str]) -> dict[str, CatalogAdapter]:
+        return {n: self.adapter(n) for n in names}
+
+    def catalog_calls(self) -> int:
+        return sum(a.calls for a in self._adapters.values())
+
+    def close(self) -> None:
+        for a in self._adapters.values():
+            a.close()
+
+    # ---------------------------------------------------------- declarations
+    def declarations(self, files: list[tuple[str, str]] | None = None) -> decl_mod.Declarations:
+        return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
+
+    # ------------------------------------------------------------------ live
+    def fetch(self, catalogs: Iterable[str], declared_schemas: set[tuple[str, str]],
+              all_schemas: bool = True) -> dict[tuple[str, str], SchemaSnapshot]:
+        """Snapshots of every declared schema, plus every existing schema of the
+        catalogs (to find managed views no longer declared and unmanaged ones)."""
+        adapters = self.adapters(catalogs)
+        targets: set[tuple[str, str]] = {s for s in declared_schemas if s[0] in adapters}
+        if all_schemas:
+            listed = self._map(lambda name: [(name, s) for s in adapters[name].list_schemas()],
+                               sorted(adapters))
+            for pairs in listed:
+                targets.update(pairs)
+        results = self._map(lambda t: adapters[t[0]].fetch(t[1]), sorted(targets))
+        return {(s.catalog, s.schema): s for s in results}
+
+    def _map(self, fn, items):  # type: ignore[no-untyped-def]
+        def guarded(item):  # type: ignore[no-untyped-def]
+            try:
+                return fn(item)
+            except AdapterError as err:
+                raise UserError(redact(str(err))) from None
+
+        if self.parallelism == 1 or len(items) < 2:
+            return [guarded(i) for i in items]
+        with ThreadPoolExecutor(max_workers=min(self.parallelism, len(items))) as pool:
+            return list(pool.map(guarded, items))
+
+    # ------------------------------------------------------------------ plan
+    def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
+             git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
+        catalogs = [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]
+        desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
+        snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
+        plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
+                          decl.digest(v for v in desired if selected(v, opts)), git)
+        return plan, snapshots
+
+    def live_view(self, view: ViewId) -> SchemaSnapshot:
+        try:
+            return self.adapter(view.catalog).fetch(view.schema)
+        except AdapterError as err:
+            raise UserError(redact(str(err))) from None
