@@ -121,10 +121,9 @@ def canonical_type(t: st.TypeEngine[Any], dialect: str) -> str | None:
         # SQLite stores every floating point value in 8 bytes.
         if dialect == "sqlite" or isinstance(t, st.Double):
             return "double"
-        if isinstance(t, st.REAL):
-            return "float"
+        # REAL, MySQL FLOAT, and FLOAT(p) up to 24 bits are 4-byte floats.
         precision = getattr(t, "precision", None)
-        return "float" if precision is not None and precision <= 24 else "double"
+        return "float" if precision is None or precision <= 24 else "double"
     if isinstance(t, st.Numeric):
         return _decimal(t.precision, t.scale)
     if isinstance(t, pg.MONEY):
@@ -140,9 +139,11 @@ def canonical_type(t: st.TypeEngine[Any], dialect: str) -> str | None:
         return "timestamp_ltz" if t.timezone else "timestamp"
     if isinstance(t, st.Date):
         return "date"
-    if isinstance(t, (st.Time, st.Interval, my.YEAR)):
-        return "string" if not isinstance(t, my.YEAR) else "int"
-    if isinstance(t, st._Binary):
+    if isinstance(t, my.YEAR):
+        return "int"
+    if isinstance(t, (st.Time, st.Interval, pg.INTERVAL)):
+        return "string"
+    if isinstance(t, (st.LargeBinary, st.BINARY, st.VARBINARY)):
         return "binary"
     return None
 
@@ -188,12 +189,14 @@ def _from_glot(dt: exp.DataType) -> str | None:
 def infer_types(
     sql: str, dialect: str, schema: str, known: Mapping[str, Mapping[str, str]]
 ) -> dict[str, str]:
-    """Output column name -> canonical type, inferred by sqlglot from the types of the
-    objects `sql` reads (`known`: object -> column -> canonical type). Best effort."""
-    glot_schema = {
-        obj: {col: g for col, t in cols.items() if (g := _to_glot(t)) is not None}
-        for obj, cols in known.items()
-    }
+    """Output column name (lowercased: sqlglot folds SQLite names) -> canonical type,
+    inferred from the types of the objects `sql` reads (`known`: object -> column ->
+    canonical type). Best effort: {} when sqlglot cannot follow the SQL."""
+    glot_schema: dict[str, dict[str, str]] = {}
+    for obj, cols in known.items():
+        typed = {col: g for col, t in cols.items() if (g := _to_glot(t)) is not None}
+        if typed:  # sqlglot rejects an object without columns
+            glot_schema[obj] = typed
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
         tree = qualify(tree, schema={schema: glot_schema}, dialect=dialect, db=schema,
@@ -207,7 +210,7 @@ def infer_types(
     for sel in tree.selects:
         canonical = _from_glot(sel.type) if sel.type is not None else None
         if canonical:
-            out[sel.alias_or_name] = canonical
+            out[sel.alias_or_name.lower()] = canonical
     return out
 
 
@@ -225,8 +228,8 @@ def _infer_missing(types: dict[str, dict[str, str | None]], bodies: Mapping[str,
                 continue
             inferred = infer_types(bodies[view], "sqlite", schema, known)
             for col, t in cols.items():
-                if t is None and col in inferred:
-                    cols[col] = inferred[col]
+                if t is None and col.lower() in inferred:
+                    cols[col] = inferred[col.lower()]
                     changed = True
         if not changed:
             return
