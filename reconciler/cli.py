@@ -174,12 +174,8 @@ def plan(
     result, _ = ws.plan(opts, decl, _git_json(info))
     if base:
         result.yaml_changes = _yaml_changes(ws, base, decl)
-    scope = {"catalogs": list(opts.catalogs), "select": list(opts.select), "prune": opts.prune,
-             "adopt": opts.adopt, "allow_mass_drop": opts.allow_mass_drop}
     if out_file:
-        data = result.to_json()
-        data["declarations"]["scope"] = scope
-        out_file.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        out_file.write_text(render.as_json(result), encoding="utf-8")
     out(render.render(result, fmt, g.color))
     if result.errors:
         raise typer.Exit(1)
@@ -187,10 +183,9 @@ def plan(
         raise typer.Exit(2)
 
 
-def _load_plan_file(path: Path) -> tuple[Plan, dict[str, Any]]:
+def _load_plan_file(path: Path) -> Plan:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return Plan.from_json(data), data["declarations"].get("scope") or {}
+        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise UserError(f"{path}: no such plan file") from None
     except (ValueError, KeyError, TypeError) as e:
@@ -202,7 +197,7 @@ def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A s
          fmt: Format = "text") -> None:
     """Render a saved plan."""
     _check_format(fmt)
-    saved, _ = _load_plan_file(plan_file)
+    saved = _load_plan_file(plan_file)
     out(render.render(saved, fmt, _g(ctx).color))
 
 
@@ -230,7 +225,8 @@ def apply(
     info = gitsrc.info(ws.root)
     who = gitsrc.actor(actor, ws.root)
     if plan_file is not None:
-        result, scope = _load_plan_file(plan_file)
+        result = _load_plan_file(plan_file)
+        scope = result.scope
         if result.project != ws.config.project:
             raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
         opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),

@@ -30,7 +30,7 @@ def schema(name: str) -> jsonschema.protocols.Validator:
     with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
         doc = json.load(fh)
     cls = jsonschema.validators.validator_for(doc)
-    return cls(doc)  # type: ignore[no-any-return]
+    return cls(doc)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def schema_problems(
             key_of_last = False
             if leaf.validator == "additionalProperties":
                 unknown = re.findall(r"'([^']+)' (?:was|were) unexpected", message)
-                names = re.findall(r"'([^']+)'", message.split("(")[-1]) if not unknown else unknown
+                names = unknown or re.findall(r"'([^']+)'", message.split("(")[-1])
                 if names:
                     path = path + (names[0],)
                     key_of_last = True

@@ -9,7 +9,7 @@ when a file has a problem.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,11 +76,13 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
         return [Problem(rel, err.line, err.column, "", err.message)]
     node: Any = None
 
-    def at(path: tuple[str | int, ...], key: bool = False) -> tuple[int, int]:
+    def at(path: tuple[str | int, ...], message: str) -> Problem:
+        """A problem located at `path` (nodes are composed only when needed)."""
         nonlocal node
         if node is None:
             node = yamlsrc.compose(text)
-        return yamlsrc.locate(node, path, key_of_last=key)
+        line, col = yamlsrc.locate(node, path)
+        return Problem(rel, line, col, yamlsrc.path_text(path), message)
 
     if data is None:
         return [Problem(rel, 1, 1, "", "empty file (expected catalog, schema and views)")]
@@ -96,14 +98,11 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
         problems.append(Problem(rel, 1, 1, "", f"view files live at {VIEWS_DIR}/<catalog>/<schema>.yaml"))
     else:
         if catalog != expected[0]:
-            problems.append(Problem(rel, *at(("catalog",)), "catalog",
-                                    f"{catalog!r} does not match the file path (expected {expected[0]!r})"))
+            problems.append(at(("catalog",), f"{catalog!r} does not match the file path (expected {expected[0]!r})"))
         if schema_name != expected[1]:
-            problems.append(Problem(rel, *at(("schema",)), "schema",
-                                    f"{schema_name!r} does not match the file path (expected {expected[1]!r})"))
+            problems.append(at(("schema",), f"{schema_name!r} does not match the file path (expected {expected[1]!r})"))
     if catalog not in config.catalogs:
-        problems.append(Problem(rel, *at(("catalog",)), "catalog",
-                                f"unknown catalog {catalog!r} (viewsync.yaml defines: "
+        problems.append(at(("catalog",), f"unknown catalog {catalog!r} (viewsync.yaml defines: "
                                 f"{', '.join(sorted(config.catalogs)) or 'none'})"))
 
     seen: dict[str, int] = {}
@@ -111,15 +110,13 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
         name = raw["name"]
         vid = ViewId(catalog, schema_name, name)
         if name in seen:
-            problems.append(Problem(rel, *at(("views", i, "name")), f"views[{i}].name",
-                                    f"duplicate view {name!r} (also views[{seen[name]}])"))
+            problems.append(at(("views", i, "name"), f"duplicate view {name!r} (also views[{seen[name]}])"))
             continue
         seen[name] = i
         if vid in decl.views:
-            problems.append(Problem(rel, *at(("views", i, "name")), f"views[{i}].name",
-                                    f"view {vid} is already declared in {decl.origin[vid]}"))
+            problems.append(at(("views", i, "name"), f"view {vid} is already declared in {decl.origin[vid]}"))
             continue
-        spec_problems = _spec_problems(raw, i, rel, at)
+        spec_problems = _spec_problems(raw, i, at)
         if spec_problems:
             problems.extend(spec_problems)
             continue
@@ -128,23 +125,23 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
             spec = ViewSpec.model_validate(body)
         except pydantic.ValidationError as err:
             for e in err.errors():
-                loc = ("views", i) + tuple(e["loc"])
-                problems.append(Problem(rel, *at(loc), yamlsrc.path_text(loc), e["msg"]))
+                problems.append(at(("views", i, *e["loc"]), e["msg"]))
             continue
         decl.views[vid] = spec
         decl.origin[vid] = f"{rel} (views[{i}])"
     return problems
 
 
-def _spec_problems(raw: dict[str, Any], i: int, rel: str, at: Any) -> list[Problem]:
+def _spec_problems(
+    raw: dict[str, Any], i: int, at: Callable[[tuple[str | int, ...], str], Problem]
+) -> list[Problem]:
     """Semantic checks whose errors need a precise position."""
     problems: list[Problem] = []
     dialects: dict[str, int] = {}
     for j, rep in enumerate(raw["representations"]):
         if rep["dialect"] in dialects:
             path = ("views", i, "representations", j, "dialect")
-            problems.append(Problem(rel, *at(path), yamlsrc.path_text(path),
-                                    f"duplicate dialect {rep['dialect']!r}"))
+            problems.append(at(path, f"duplicate dialect {rep['dialect']!r}"))
         dialects[rep["dialect"]] = j
     columns: set[str] = set()
     for j, col in enumerate(raw.get("columns") or []):
@@ -152,10 +149,9 @@ def _spec_problems(raw: dict[str, Any], i: int, rel: str, at: Any) -> list[Probl
             vtypes.canonical(col["type"])
         except vtypes.TypeError_ as err:
             path = ("views", i, "columns", j, "type")
-            problems.append(Problem(rel, *at(path), yamlsrc.path_text(path), str(err)))
+            problems.append(at(path, str(err)))
         if col["name"].lower() in columns:
             path = ("views", i, "columns", j, "name")
-            problems.append(Problem(rel, *at(path), yamlsrc.path_text(path),
-                                    f"duplicate column {col['name']!r}"))
+            problems.append(at(path, f"duplicate column {col['name']!r}"))
         columns.add(col["name"].lower())
     return problems

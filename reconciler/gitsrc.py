@@ -7,19 +7,14 @@ import getpass
 import os
 from pathlib import Path
 
+import git
+
 from reconciler.declarations import VIEWS_DIR
 from reconciler.errors import UserError
 from reconciler.state import GitInfo
 
-try:
-    import git
-except ImportError:  # pragma: no cover - gitpython is a dependency; git the binary may be missing
-    git = None
-
 
 def _repo(root: Path) -> git.Repo | None:
-    if git is None:
-        return None
     try:
         return git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandNotFound):
@@ -43,9 +38,8 @@ def info(root: Path, ref: str | None = None) -> GitInfo:
         if ref:
             raise UserError(f"unknown git ref {ref!r}") from None
         return GitInfo()
-    if ref:
-        ref_name = ref
-    else:
+    ref_name: str | None = ref
+    if not ref:
         try:
             ref_name = repo.active_branch.name
         except TypeError:  # detached HEAD
@@ -70,8 +64,8 @@ def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
         return []
     out = []
     for item in base.traverse():
-        if item.type == "blob" and item.path.endswith((".yaml", ".yml")):
-            out.append((item.path[len(prefix):], item.data_stream.read().decode("utf-8")))
+        if isinstance(item, git.Blob) and str(item.path).endswith((".yaml", ".yml")):
+            out.append((str(item.path)[len(prefix):], item.data_stream.read().decode("utf-8")))
     return sorted(out)
 
 
@@ -92,10 +86,10 @@ def dirty_paths(root: Path) -> list[str]:
     if repo is None:
         return []
     prefix = _prefix(repo, root)
-    paths = [prefix + VIEWS_DIR, prefix + "viewsync.yaml"]
-    changed = {d.a_path for d in repo.index.diff(None, paths=paths)}
+    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml"]
+    changed = {str(d.a_path) for d in repo.index.diff(None, paths=paths)}
     if repo.head.is_valid():
-        changed |= {d.a_path for d in repo.index.diff("HEAD", paths=paths)}
+        changed |= {str(d.a_path) for d in repo.index.diff("HEAD", paths=paths)}
     changed |= {p for p in repo.untracked_files if p.startswith(prefix + VIEWS_DIR + "/")}
     return sorted(changed)
 

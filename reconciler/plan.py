@@ -89,6 +89,7 @@ class Plan:
     undeclared: list[ViewId] = field(default_factory=list)  # ours, no longer declared, kept
     drift: list[dict[str, Any]] = field(default_factory=list)  # read-only catalogs: expectation mismatches
     yaml_changes: list[dict[str, Any]] | None = None  # filled by `plan --base`
+    scope: dict[str, Any] = field(default_factory=dict)  # options the plan was made with
 
     @property
     def has_changes(self) -> bool:
@@ -104,7 +105,7 @@ class Plan:
         out: dict[str, Any] = {
             "format_version": FORMAT_VERSION,
             "project": self.project,
-            "declarations": {"digest": self.declarations_digest, "git": self.git},
+            "declarations": {"digest": self.declarations_digest, "git": self.git, "scope": self.scope},
             "summary": self.summary(),
             "actions": [a.to_json() for a in self.actions],
             "errors": [e.to_json() for e in self.errors],
@@ -133,6 +134,7 @@ class Plan:
         plan.warnings = list(d.get("warnings", []))
         plan.unchanged = int(d["summary"].get("unchanged", 0))
         plan.yaml_changes = d.get("yaml_changes")
+        plan.scope = dict(d["declarations"].get("scope") or {})
         return plan
 
 
@@ -207,7 +209,9 @@ def build_plan(
     declarations_digest: str,
     git: dict[str, Any] | None = None,
 ) -> Plan:
-    plan = Plan(project=opts.project, declarations_digest=declarations_digest, git=git)
+    plan = Plan(project=opts.project, declarations_digest=declarations_digest, git=git,
+                scope={"catalogs": list(opts.catalogs), "select": list(opts.select), "prune": opts.prune,
+                       "adopt": opts.adopt, "allow_mass_drop": opts.allow_mass_drop})
     actions: list[Action] = []
     managed_total = 0
     declared = {v for v in desired if selected(v, opts)}

@@ -231,8 +231,9 @@ class StateStore:
                 who = (f"held by {held['holder']} (run {held['run_id']}, since "
                        f"{_aware(held['acquired_at']).isoformat(timespec='seconds')}, expires "
                        f"{_aware(held['expires_at']).isoformat(timespec='seconds')})") if held else "held"
+                run = held["run_id"] if held else "RUN_ID"
                 raise LockHeld(f"another apply is running: the lock {name!r} is {who}; wait for it, "
-                               f"or if it is dead run `viewsync force-unlock {held['run_id'] if held else ''}`")
+                               f"or if it is dead run `viewsync force-unlock {run}`")
             time.sleep(0.2)
 
     def lock_info(self, name: str) -> dict[str, Any] | None:

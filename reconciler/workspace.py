@@ -6,10 +6,11 @@ adapters and fetches schemas in a thread pool (one bulk call per schema).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from reconciler import declarations as decl_mod
 from reconciler.adapters import open_adapter
@@ -19,6 +20,9 @@ from reconciler.errors import UserError
 from reconciler.model import ViewId
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
 from reconciler.secrets import redact
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -44,7 +48,8 @@ class Workspace:
             except AdapterError as err:
                 raise UserError(redact(str(err))) from None
             except ImportError as err:
-                raise UserError(f"catalog {name!r}: support for {cat.type!r} is not available ({err})") from None
+                raise UserError(f"catalog {name!r}: support for {cat.type!r} is not available "
+                                f"({err})") from None
         return self._adapters[name]
 
     def adapters(self, names: Iterable[str]) -> dict[str, CatalogAdapter]:
@@ -76,8 +81,8 @@ class Workspace:
         results = self._map(lambda t: adapters[t[0]].fetch(t[1]), sorted(targets))
         return {(s.catalog, s.schema): s for s in results}
 
-    def _map(self, fn, items):  # type: ignore[no-untyped-def]
-        def guarded(item):  # type: ignore[no-untyped-def]
+    def _map(self, fn: Callable[[T], R], items: list[T]) -> list[R]:
+        def guarded(item: T) -> R:
             try:
                 return fn(item)
             except AdapterError as err:

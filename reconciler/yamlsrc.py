@@ -36,7 +36,7 @@ def load(text: str) -> Any:
 
 def compose(text: str) -> yaml.Node | None:
     try:
-        return yaml.compose(text, Loader=_Loader)  # type: ignore[no-any-return]
+        return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as err:
         raise _syntax(err) from None
 

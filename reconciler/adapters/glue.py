@@ -8,9 +8,9 @@ Catalog options:
                   (default athena, the format Athena itself writes)
   definer         IAM role ARN stamped as ViewDefinition.Definer (multi-dialect)
   dialect_versions  {ATHENA: "3", SPARK: "3.5", ...} for multi-dialect representations
+  profile         a named profile of the shared AWS config files
 Credentials come from the default AWS chain (environment variables, shared
-files, instance/task roles), or from aws_access_key_id / aws_secret_access_key /
-aws_session_token options (use ${ENV} in viewsync.yaml). They are never printed.
+files, SSO, instance/task roles); viewsync never reads, prints or stores them.
 
 Reads every Glue view kind (see glue_codec and glue_legacy); writes the one
 chosen by `view_format`. Updates carry the table's VersionId so a concurrent
@@ -36,6 +36,7 @@ from botocore.exceptions import (
     PartialCredentialsError,
 )
 
+from reconciler import formats
 from reconciler.adapters import glue_codec as codec
 from reconciler.adapters import glue_legacy as legacy
 from reconciler.adapters.base import (
@@ -48,6 +49,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.formats import params as P
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
@@ -59,15 +61,8 @@ from reconciler.model import (
 )
 
 _KNOWN_OPTIONS = frozenset({
-    "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions",
-    "aws_access_key_id", "aws_secret_access_key", "aws_session_token",
+    "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions", "profile",
 })
-_REQUIRED_DIALECTS = {
-    "athena": ("trino", "athena"),
-    "spark": ("spark",),
-    "hive": ("hive",),
-    "multi-dialect": ("trino", "athena", "spark", "redshift"),
-}
 
 
 class GlueCallError(AdapterError):
@@ -124,10 +119,9 @@ class GlueAdapter(CatalogAdapter):
             self._client = client
 
     def _make_client(self) -> Any:
-        creds = {k: str(self.options[k]) for k in
-                 ("aws_access_key_id", "aws_secret_access_key", "aws_session_token") if self.options.get(k)}
+        profile = str(self.options["profile"]) if self.options.get("profile") else None
         try:
-            session = boto3.session.Session(region_name=self.region, **creds)
+            session = boto3.session.Session(region_name=self.region, profile_name=profile)
             return session.client(
                 "glue",
                 endpoint_url=self.endpoint_url,
@@ -257,43 +251,53 @@ class GlueAdapter(CatalogAdapter):
 
     # ---------------------------------------------------------------- checks
     def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+        """What fetch will return after writing `spec`: the spec through our own encoder and
+        decoder (Hive column types for multi-dialect views, the shared codecs for the rest)."""
         resolved = spec.resolved(view)
         if self.view_format == "multi-dialect":
-            return codec.storable_multi_dialect(resolved)
-        return legacy.storable(self.view_format, view.schema, resolved)
+            resolved = codec.storable_multi_dialect(resolved)
+        try:
+            table = self._encode(view, resolved, {})
+            return self._decode(view, table).spec
+        except (codec.DecodeError, formats.FormatError, ValueError):
+            return resolved  # check() reports why this spec cannot be stored
 
     def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
-        errors: list[tuple[str, str]] = []
-        if view.name != view.name.lower() or view.schema != view.schema.lower():
-            errors.append(("invalid_name", f"{where}: Glue stores database and table names in lower "
-                                           f"case; declare '{view.schema.lower()}.{view.name.lower()}'"))
-        needed = _REQUIRED_DIALECTS[self.view_format]
-        if not any(d in needed for d in spec.dialects()):
-            errors.append(("dialect_required", f"{where}: view_format {self.view_format!r} needs a "
-                                               f"representation in one of: {', '.join(needed)}"))
-        if not spec.columns:
-            errors.append(("columns_required", f"{where}: Glue views need declared columns"))
-        if self.view_format == "multi-dialect":
-            if spec.security == "invoker":
-                errors.append(("security_not_storable", f"{where}: Glue Data Catalog views always run "
-                                                        "with the definer's rights (security: invoker)"))
+        resolved = spec.resolved(view)
+        if self.view_format != "multi-dialect":
+            errors = legacy.check(self.view_format, where, resolved)
         else:
-            errors.extend(legacy.check(self.view_format, where, spec.resolved(view)))
-        errors.extend(codec.check_lengths(where, spec))
-        return errors
+            errors = []
+            if not codec.native_split(spec.representations):
+                errors.append(("dialect_not_storable", f"{where}: view_format 'multi-dialect' needs at least "
+                               "one representation Glue holds natively (trino or athena -> ATHENA, spark -> "
+                               f"SPARK, redshift -> REDSHIFT); the view has only {', '.join(spec.dialects())}"))
+            if not spec.columns:
+                errors.append(("columns_required", f"{where}: Glue views need their columns declared"))
+            if spec.security == "invoker":
+                errors.append(("security_not_storable", f"{where}: Glue Data Catalog views always run with "
+                               "the definer's rights; 'security: invoker' cannot be honoured"))
+        if errors:
+            return errors
+        try:
+            table = self._encode(view, self.storable(view, spec), {})
+        except (formats.FormatError, ValueError) as exc:
+            return [("not_storable", f"{where}: {exc}")]
+        return codec.check_table_input(where, table)
 
     # --------------------------------------------------------------- writing
-    def _table_input(self, view: ViewId, spec: ViewSpec, marker: Marker) -> dict[str, Any]:
-        resolved = spec.resolved(view)
+    def _encode(self, view: ViewId, spec: ViewSpec, marker: dict[str, str],
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
+        """TableInput for a resolved spec. Glue keeps table names in lower case."""
+        name = view.name.lower()
         if self.view_format == "multi-dialect":
-            return codec.encode_multi_dialect(
-                view.name, view.schema, resolved, marker.as_properties(),
-                definer=self.definer, dialect_versions=self.dialect_versions)
-        return legacy.encode(self.view_format, view.name, view.schema, resolved, marker.as_properties())
+            return codec.encode_multi_dialect(name, view.schema, spec, marker, definer=self.definer,
+                                              dialect_versions=self.dialect_versions)
+        return legacy.encode(self.view_format, name, view.schema, spec, marker, base=base)
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        table_input = self._table_input(view, spec, marker)
+        table_input = self._encode(view, spec.resolved(view), marker.as_properties())
         try:
             self._call("create_table", DatabaseName=view.schema, TableInput=table_input)
         except GlueCallError as exc:
@@ -305,12 +309,13 @@ class GlueAdapter(CatalogAdapter):
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        table_input = self._table_input(view, spec, marker)
-        table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
+        table_input = self._encode(view, spec.resolved(view), marker.as_properties(), base=handle.table)
+        if self.view_format == "multi-dialect":
+            table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
         kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": table_input}
         if handle.version_id is not None:
             kwargs["VersionId"] = handle.version_id
-        old_native = set()
+        old_native: set[str] = set()
         if codec.is_multi_dialect(handle.table):
             old_native = {str(r.get("Dialect")) for r in
                           (handle.table.get("ViewDefinition") or {}).get("Representations") or []}
@@ -400,8 +405,7 @@ def _is_view(table: dict[str, Any]) -> bool:
 
 def _unreadable(table: dict[str, Any], view: ViewId) -> codec.Decoded:
     """A placeholder for a view we cannot read: reported, never written."""
-    params = {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
-    managed_by, digest = codec.markers(params)
+    managed_by, digest = codec.markers(codec.params_of(table))
     text = str(table.get("ViewOriginalText") or "") or "-- unreadable Glue view"
     spec = ViewSpec(representations=[Representation(dialect="unknown", sql=text)],
                     default_namespace=view.namespace)
@@ -412,9 +416,9 @@ def _unreadable(table: dict[str, Any], view: ViewId) -> codec.Decoded:
 def _merged_params(live_table: dict[str, Any], new: dict[str, str]) -> dict[str, str]:
     """New parameters plus the live ones viewsync neither sets nor reads as properties
     (transient_lastDdlTime, Glue/Lake Formation bookkeeping...)."""
-    live = {str(k): str(v) for k, v in (live_table.get("Parameters") or {}).items()}
+    live = codec.params_of(live_table)
     keep = {k: v for k, v in live.items()
-            if k not in new and codec.is_internal_param(k) and not legacy.is_format_param(k)
+            if k not in new and P.is_internal(k) and not legacy.is_format_param(k)
             and not k.startswith(MARKER_PREFIX)}
     return {**keep, **new}
 

@@ -1,37 +1,151 @@
-"""Legacy Glue views (VIRTUAL_VIEW in one engine's format) through the shared codecs.
+"""Legacy Glue views (VIRTUAL_VIEW tables in one engine's format) through the shared codecs.
 
-PROVISIONAL: waits for reconciler/formats (issue 4).
+Glue is HMS-compatible: an Athena view is the Trino envelope, a Spark or Hive
+view is what those engines write into a metastore. This module only converts
+Glue table dicts to and from the neutral `reconciler.formats.TableDesc`; all
+encoding and decoding is reconciler.formats (the code the HMS adapter uses).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from reconciler import formats
 from reconciler.adapters import glue_codec as codec
+from reconciler.formats import trino
 from reconciler.model import ViewSpec
 
+# catalog option view_format -> shared codec format
+ENGINE_FORMAT = {"athena": trino.FORMAT, "spark": "spark", "hive": "hive"}
+# Athena's name for the Glue catalog: what it writes into the envelope's `catalog`
+ATHENA_CATALOG = "awsdatacatalog"
 
+
+# --------------------------------------------------------- Glue <-> TableDesc
+def to_desc(table: Mapping[str, Any], schema: str) -> formats.TableDesc:
+    sd = table.get("StorageDescriptor") or {}
+    serde = sd.get("SerdeInfo") or {}
+    return formats.TableDesc(
+        database=schema,
+        name=str(table["Name"]),
+        table_type=str(table.get("TableType") or ""),
+        view_original_text=table.get("ViewOriginalText"),
+        view_expanded_text=table.get("ViewExpandedText"),
+        parameters=codec.params_of(table),
+        columns=[formats.HiveColumn(str(c["Name"]), str(c.get("Type", "")), c.get("Comment") or None)
+                 for c in sd.get("Columns") or []],
+        owner=table.get("Owner") or None,
+        input_format=sd.get("InputFormat"),
+        output_format=sd.get("OutputFormat"),
+        serde_lib=serde.get("SerializationLibrary"),
+    )
+
+
+def to_table_input(desc: formats.TableDesc) -> dict[str, Any]:
+    sd: dict[str, Any] = {
+        "Columns": [{"Name": c.name, "Type": c.type, **({"Comment": c.comment} if c.comment else {})}
+                    for c in desc.columns],
+    }
+    if desc.input_format:
+        sd["InputFormat"] = desc.input_format
+    if desc.output_format:
+        sd["OutputFormat"] = desc.output_format
+    if desc.serde_lib:
+        sd["SerdeInfo"] = {"SerializationLibrary": desc.serde_lib}
+    table: dict[str, Any] = {
+        "Name": desc.name,
+        "TableType": desc.table_type,
+        "StorageDescriptor": sd,
+        "Parameters": dict(desc.parameters),
+    }
+    if desc.view_original_text is not None:
+        table["ViewOriginalText"] = desc.view_original_text
+    if desc.view_expanded_text is not None:
+        table["ViewExpandedText"] = desc.view_expanded_text
+    if desc.owner:
+        table["Owner"] = desc.owner
+    return table
+
+
+# ------------------------------------------------------------------ reading
 def decode_envelope_sql(text: str) -> str | None:
-    return None
+    """originalSql of a Presto/Trino view envelope, None when `text` is not one."""
+    if not text.strip().startswith(trino.VIEW_PREFIX):
+        return None
+    try:
+        sql = trino.decode_envelope(text).get("originalSql")
+    except formats.FormatError:
+        return None
+    return sql if isinstance(sql, str) and sql.strip() else None
 
 
 def is_format_param(key: str) -> bool:
-    return key == "comment" or key == "is_generic" or key.startswith(
+    """Parameters an engine format owns (never carried over into another format)."""
+    return key in ("comment", "is_generic") or key.startswith(
         ("presto_", "trino_", "spark.sql.", "view.", "flink."))
 
 
-def decode(table: dict[str, Any], schema: str) -> codec.Decoded:
-    raise codec.DecodeError("legacy Glue views need reconciler.formats")
+def decode(table: Mapping[str, Any], schema: str) -> codec.Decoded:
+    try:
+        read = formats.read_view(to_desc(table, schema))
+    except formats.FormatError as exc:
+        raise codec.DecodeError(str(exc)) from None
+    spec = read.spec
+    if read.format == trino.FORMAT and codec.athena_name(codec.params_of(table)) == "athena":
+        spec = _rename(spec, "trino", "athena")
+    return codec.Decoded(spec=spec, format=read.format, managed_by=read.managed_by,
+                         spec_digest=read.spec_digest, writable=read.writable)
 
 
-def storable(view_format: str, schema: str, spec: ViewSpec) -> ViewSpec:
-    return spec
+# ------------------------------------------------------------------ writing
+def _rename(spec: ViewSpec, old: str, new: str) -> ViewSpec:
+    if spec.sql_for(new) is not None or spec.sql_for(old) is None:
+        return spec
+    reps = [r.model_copy(update={"dialect": new}) if r.dialect == old else r for r in spec.representations]
+    return spec.model_copy(update={"representations": reps})
+
+
+def encode(
+    view_format: str,
+    name: str,
+    schema: str,
+    spec: ViewSpec,
+    marker_params: Mapping[str, str],
+    base: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """TableInput for `spec` (resolved) in a legacy format; `base` is the live table on update."""
+    fmt = ENGINE_FORMAT[view_format]
+    athena_alias = fmt == trino.FORMAT and spec.sql_for("trino") is None and spec.sql_for("athena") is not None
+    engine_spec = _rename(spec, "athena", "trino") if athena_alias else spec
+    marker = dict(marker_params)
+    if athena_alias:
+        marker[codec.ATHENA_NAME_PARAM] = "athena"
+    desc = formats.write_view(
+        fmt, schema, name, engine_spec, marker,
+        base=to_desc(base, schema) if base is not None else None,
+        engine_catalog=ATHENA_CATALOG if fmt == trino.FORMAT else None,
+    )
+    table = to_table_input(desc)
+    if fmt == trino.FORMAT:
+        # Athena lists a view's real columns in Glue (Trino writes a dummy one); readers of the
+        # envelope ignore them, Glue's console and crawlers-style tools show them.
+        table["StorageDescriptor"]["Columns"] = codec.glue_columns(codec.coerce_columns(spec.columns))
+    return table
+
+
+def storable(view_format: str, schema: str, name: str, spec: ViewSpec) -> ViewSpec:
+    """What a legacy view reads back: the spec through the shared codec and Glue's dict shape."""
+    table = encode(view_format, name, schema, spec, {})
+    return decode(table, schema).spec
 
 
 def check(view_format: str, where: str, spec: ViewSpec) -> list[tuple[str, str]]:
-    return []
-
-
-def encode(view_format: str, name: str, schema: str, spec: ViewSpec,
-           marker_params: dict[str, str]) -> dict[str, Any]:
-    raise NotImplementedError
+    """The shared codec's plan errors, minus the HMS/Derby size limits (Glue has its own)."""
+    fmt = ENGINE_FORMAT[view_format]
+    engine_spec = _rename(spec, "athena", "trino") if fmt == trino.FORMAT else spec
+    errors = [e for e in formats.check_view(fmt, engine_spec, where) if e[0] != "value_too_long"]
+    if fmt == trino.FORMAT and spec.sql_for("trino") is None and spec.sql_for("athena") is None:
+        errors = [(code, msg.replace("a 'trino' representation", "a 'trino' or 'athena' representation"))
+                  for code, msg in errors]
+    return errors

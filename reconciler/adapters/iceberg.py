@@ -324,18 +324,31 @@ class IcebergRestAdapter(CatalogAdapter):
             try:
                 cat.create_view(self._ident(view), schema, version, properties=props)
                 return
-            except ice_exc.NoSuchNamespaceError:
-                with self._translate(f"cannot create namespace {view.schema!r}"), \
-                        contextlib.suppress(ice_exc.NamespaceAlreadyExistsError):
-                    cat.create_namespace(tuple(view.namespace))
-            except ice_exc.ViewAlreadyExistsError as exc:
-                self._fail(what, f"the name is taken by an existing view or table ({exc})")
             except _UNKNOWN_STATE as exc:
                 self._after_unknown(cat, view, spec, marker, what, exc)
                 return
+            except ice_exc.ViewAlreadyExistsError as exc:
+                self._fail(what, f"the name is taken by an existing view or table ({exc})")
+            except (ice_exc.NoSuchNamespaceError, ice_exc.RESTError) as exc:
+                # pyiceberg reports a missing namespace on create as a bare RESTError (404)
+                if not self._ensure_namespace(cat, view):
+                    self._fail(what, exc)
             except _CLIENT_ERRORS as exc:
                 self._fail(what, exc)
         self._fail(what, f"namespace {view.schema!r} could not be created")
+
+    def _ensure_namespace(self, cat: RestCatalog, view: ViewId) -> bool:
+        """Create the view's namespace (and its parents) if missing; False if it already existed."""
+        parts = tuple(view.namespace)
+        with self._translate(f"cannot create namespace {view.schema!r}"):
+            if cat.namespace_exists(parts):
+                return False
+            for depth in range(1, len(parts) + 1):
+                ns = parts[:depth]
+                if depth == len(parts) or not cat.namespace_exists(ns):
+                    with contextlib.suppress(ice_exc.NamespaceAlreadyExistsError):
+                        cat.create_namespace(ns)
+        return True
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id

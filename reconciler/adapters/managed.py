@@ -199,9 +199,9 @@ class ManagedAdapter(CatalogAdapter):
                     catalog_name=view.catalog, schema_name=view.schema, view_name=view.name,
                     managed_by=marker.project, spec_digest=marker.spec_digest, audit_info=_audit(ctx.actor),
                     current_version=1, last_version=1, deleted_at=0))
-                view_id = res.inserted_primary_key[0] if res.inserted_primary_key else None
+                view_id = int(res.inserted_primary_key[0])  # type: ignore[index]
                 conn.execute(view_version_info.insert().values(
-                    self._version_row(int(view_id), 1, spec, marker.spec_digest, ctx.actor)))
+                    self._version_row(view_id, 1, spec, marker.spec_digest, ctx.actor)))
         except sa.exc.IntegrityError:
             raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
         except SQLAlchemyError as err:
