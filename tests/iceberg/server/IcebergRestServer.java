@@ -10,6 +10,7 @@
 //   -Dviewsync.client=ID:SECRET  POST /v1/oauth/tokens (client_credentials) issues T
 //   -Dviewsync.prefix=P        serve under /v1/P/... and announce the prefix in /v1/config
 //   POST /admin/fail?status=409&phase=before|after&count=1  fail the next view commits
+//   GET  /admin/fail           how many injected failures are still pending
 //   GET  /admin/health
 package org.apache.iceberg.rest;
 
@@ -341,7 +342,9 @@ public class IcebergRestServer {
       failAfter = "after".equals(query.getOrDefault("phase", "before"));
       failStatus = Integer.parseInt(query.getOrDefault("status", "409"));
       failCount.set(Integer.parseInt(query.getOrDefault("count", "1")));
-      return "{}";
+    }
+    if (action.equals("fail")) {
+      return "{\"remaining\":" + failCount.get() + "}";
     }
     throw new HttpError(404, "NotFoundException", "unknown admin action " + action);
   }
