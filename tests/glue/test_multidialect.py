@@ -48,7 +48,7 @@ def test_lifecycle(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
     assert set(reps) == {"ATHENA", "SPARK"}  # hive has no Glue dialect: kept in a parameter
     assert reps["ATHENA"]["ViewOriginalText"] == TRINO_SQL
     assert "ViewExpandedText" not in reps["ATHENA"]  # Glue rejects it for ATHENA
-    assert stored["Parameters"]["viewsync.sql.hive"] == HIVE_SQL
+    assert HIVE_SQL in stored["Parameters"]["viewsync.extra"]  # the shared extras, as on HMS
     assert stored["StorageDescriptor"]["Columns"][2] == {"Name": "seen_at", "Type": "timestamp"}
     # timestamp_ltz is stored as a Hive timestamp; storable() says so up front
     assert live.spec.columns[2].type == "timestamp"
@@ -84,14 +84,24 @@ def test_lifecycle(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
     assert snap.tables == set()
 
 
-def test_dialect_names_read_back_as_declared(adapter: GlueAdapter, writer: Writer) -> None:
-    # `athena` declared: ATHENA reads back as athena, the spare trino SQL from parameters.
-    both = spec(representations=[Representation(dialect="athena", sql=TRINO_SQL),
-                                 Representation(dialect="trino", sql=TRINO_SQL + " LIMIT 5"),
+def test_dialect_names_read_back_as_declared(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
+    # Both names declared: trino holds the ATHENA slot, athena is kept in the extras.
+    both = spec(representations=[Representation(dialect="athena", sql=TRINO_SQL + " LIMIT 5"),
+                                 Representation(dialect="trino", sql=TRINO_SQL),
                                  Representation(dialect="redshift", sql=TRINO_SQL)])
     live = writer.create(adapter, VIEW, both)
     assert sorted(live.spec.dialects()) == ["athena", "redshift", "trino"]
-    assert live.spec.sql_for("trino") == TRINO_SQL + " LIMIT 5"
+    assert live.spec.sql_for("athena") == TRINO_SQL + " LIMIT 5"
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="customer_summary")["Table"]
+    reps = {r["Dialect"]: r["ViewOriginalText"] for r in stored["ViewDefinition"]["Representations"]}
+    assert reps == {"ATHENA": TRINO_SQL, "REDSHIFT": TRINO_SQL}
+
+    # Only `athena` declared: it holds ATHENA and reads back as athena, not trino.
+    only_athena = spec(representations=[Representation(dialect="athena", sql=TRINO_SQL)])
+    live = writer.update(adapter, live, only_athena)
+    assert live.spec.dialects() == ["athena"]
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="customer_summary")["Table"]
+    assert stored["Parameters"]["viewsync.athena-dialect"] == "athena"
 
 
 def test_dropping_a_native_dialect(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
@@ -100,7 +110,7 @@ def test_dropping_a_native_dialect(adapter: GlueAdapter, raw_glue: Any, writer: 
     writer.update(adapter, live, only_trino)
     stored = raw_glue.get_table(DatabaseName="analytics", Name="customer_summary")["Table"]
     assert [r["Dialect"] for r in stored["ViewDefinition"]["Representations"]] == ["ATHENA"]
-    assert "viewsync.sql.hive" not in stored["Parameters"]
+    assert "viewsync.extra" not in stored["Parameters"]
 
 
 def test_default_namespace_and_catalog_round_trip(adapter: GlueAdapter, writer: Writer) -> None:
@@ -165,9 +175,29 @@ def test_native_history(adapter: GlueAdapter, writer: Writer) -> None:
 def test_check_errors(adapter: GlueAdapter) -> None:
     hive_only = spec(representations=[Representation(dialect="hive", sql="x")])
     codes = {c for c, _ in adapter.check(VIEW, hive_only)}
-    assert codes == {"dialect_required"}
+    assert codes == {"dialect_not_storable"}
     codes = {c for c, _ in adapter.check(VIEW, spec(security="invoker", columns=[]))}
     assert codes == {"security_not_storable", "columns_required"}
-    errors = adapter.check(ViewId("glue", "analytics", "CamelCase"), spec())
-    assert [c for c, _ in errors] == ["invalid_name"]
-    assert "glue" in errors[0][1] and "CamelCase" in errors[0][1]
+    long_sql = "SELECT 1 AS customer_id" + " " * 10 + "/*" + "x" * 410_000 + "*/"
+    errors = adapter.check(VIEW, spec(representations=[Representation(dialect="trino", sql=long_sql)]))
+    assert [c for c, _ in errors] == ["value_too_long"]
+    assert "'glue'" in errors[0][1] and "customer_summary" in errors[0][1]
+
+
+def test_what_glue_cannot_hold_reads_back_exactly(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
+    """Mixed-case columns, long comments and owners go to the extras and come back."""
+    odd = spec(columns=[Column(name="CustomerId", type="bigint", comment="c" * 300),
+                        Column(name="total", type="decimal(18,2)")],
+               comment="d" * 3000, owner="o" * 300)
+    live = writer.create(adapter, VIEW, odd)
+    assert live.spec.columns[0].name == "CustomerId"
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="customer_summary")["Table"]
+    assert "Description" not in stored and "Owner" not in stored
+    assert "Comment" not in stored["StorageDescriptor"]["Columns"][0]
+
+
+def test_view_names_are_stored_lower_case(adapter: GlueAdapter, raw_glue: Any) -> None:
+    view = ViewId("glue", "analytics", "Daily_Totals")
+    writer = Writer()
+    adapter.create(view, adapter.storable(view, spec()), writer.marker(adapter, view, spec()), WriteContext())
+    assert raw_glue.get_table(DatabaseName="analytics", Name="daily_totals")["Table"]["Name"] == "daily_totals"

@@ -130,12 +130,21 @@ def test_no_credentials_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_pa
         adapter.fetch("db")
 
 
-def test_secrets_never_described() -> None:
+def test_secrets_never_described(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDSECRET")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t")
     adapter = GlueAdapter("glue", {"region": "eu-west-1", "catalog_id": ACCOUNT,
-                                   "endpoint_url": "https://user:pw@glue.example:8443/x",
-                                   "aws_access_key_id": "AKIDSECRET", "aws_secret_access_key": "s3cr3t"})
+                                   "endpoint_url": "https://user:pw@glue.example:8443/x"})
     text = adapter.describe()
     assert "s3cr3t" not in text and "AKIDSECRET" not in text and "pw" not in text
     assert "eu-west-1" in text and "glue.example:8443" in text
+    with Stubber(adapter.client) as stub:
+        stub.add_client_error("get_databases", service_error_code="UnrecognizedClientException",
+                              service_message="The security token included in the request is invalid.")
+        with pytest.raises(AdapterError) as info:
+            adapter.list_schemas()
+    assert "s3cr3t" not in str(info.value) and "AKIDSECRET" not in str(info.value)
     with pytest.raises(AdapterError, match="view_format"):
         GlueAdapter("glue", {"view_format": "iceberg"})
+    with pytest.raises(AdapterError, match="unknown option"):
+        GlueAdapter("glue", {"aws_secret_access_key": "s3cr3t"})
