@@ -1,0 +1,128 @@
+"""End to end through the `viewsync` console script against a real Iceberg REST catalog
+that requires a bearer token (given as ${ICEBERG_TOKEN} in viewsync.yaml)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+
+from reconciler.adapters import open_adapter
+from reconciler.model import ViewId
+
+from .conftest import IcebergServer
+
+NS = "analytics"
+
+
+def _views_doc(sql_suffix: str = "") -> dict[str, object]:
+    return {
+        "catalog": "lake",
+        "schema": NS,
+        "views": [
+            {"name": "customer_summary", "comment": "Aggregated customer data",
+             "columns": [{"name": "customer_id", "type": "bigint", "comment": "Customer identifier"},
+                         {"name": "total_amount", "type": "decimal(18,2)"},
+                         {"name": "segment", "type": "varchar(16)"}],
+             "representations": [
+                 {"dialect": "spark", "sql": "SELECT customer_id, SUM(amount) AS total_amount, segment\n"
+                                             f"FROM sales.orders GROUP BY customer_id, segment{sql_suffix}\n"},
+                 {"dialect": "trino", "sql": "SELECT customer_id, SUM(amount) AS total_amount, segment "
+                                             f"FROM sales.orders GROUP BY customer_id, segment{sql_suffix}"}],
+             "default_namespace": ["sales"], "owner": "data-team", "properties": {"tier": "gold"}},
+            {"name": "top_customers",
+             "columns": [{"name": "customer_id", "type": "bigint"}, {"name": "total_amount",
+                                                                    "type": "decimal(18,2)"}],
+             "representations": [{"dialect": "spark", "sql": "SELECT customer_id, total_amount "
+                                  f"FROM {NS}.customer_summary ORDER BY total_amount DESC LIMIT 10"}],
+             "security": "invoker"},
+        ],
+    }
+
+
+def _viewsync(repo: Path, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("viewsync")
+    cmd = [exe] if exe else [sys.executable, "-c", "from reconciler.cli import main; main()"]
+    env = {**os.environ, "ICEBERG_TOKEN": token, "NO_COLOR": "1"}
+    return subprocess.run([*cmd, "--repo", str(repo), *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=CI", "-c", "user.email=ci@example.com", *args], cwd=repo,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, iceberg_auth_server: IcebergServer) -> Path:
+    srv = iceberg_auth_server
+    root = tmp_path / "repo"
+    (root / "views" / "lake").mkdir(parents=True)
+    (root / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"lake": {"type": "iceberg-rest", "uri": srv.uri, "token": "${ICEBERG_TOKEN}"}},
+    }, sort_keys=False))
+    (root / "views" / "lake" / f"{NS}.yaml").write_text(yaml.safe_dump(_views_doc(), sort_keys=False))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "views")
+    r = requests.post(f"{srv.uri}/v1/namespaces", json={"namespace": [NS]}, timeout=5,
+                      headers={"Authorization": f"Bearer {srv.token}"})
+    assert r.status_code in (200, 409), r.text
+    return root
+
+
+def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: IcebergServer) -> None:
+    token = iceberg_auth_server.token
+    assert token
+    outputs: list[str] = []
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        res = _viewsync(repo, token, *args)
+        outputs.append(res.stdout + res.stderr)
+        return res
+
+    first = run("plan", "--detailed-exitcode")
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert "lake.analytics.customer_summary" in first.stdout
+
+    applied = run("apply", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+
+    again = run("plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    # the views are real Iceberg views, with our marker and the git commit in the version summary
+    adapter = open_adapter("lake", {"type": "iceberg-rest", "uri": iceberg_auth_server.uri, "token": token})
+    snap = adapter.fetch(NS)
+    assert set(snap.views) == {"customer_summary", "top_customers"}
+    assert all(v.managed_by == "t" for v in snap.views.values())
+
+    # a SQL change in Git becomes a new native version stamped with that commit
+    (repo / "views" / "lake" / f"{NS}.yaml").write_text(
+        yaml.safe_dump(_views_doc(" HAVING SUM(amount) > 0"), sort_keys=False))
+    _git(repo, "commit", "-q", "-am", "filter")
+    head = _git(repo, "rev-parse", "HEAD")
+    changed = run("plan", "--detailed-exitcode")
+    assert changed.returncode == 2 and "representations.spark.sql" in changed.stdout
+    assert run("apply", "--auto-approve").returncode == 0
+    assert run("plan", "--detailed-exitcode").returncode == 0
+    history = adapter.native_history(ViewId("lake", NS, "customer_summary"))
+    assert [h.version for h in history] == ["1", "2"]
+    assert history[-1].summary["viewsync.git-commit"] == head
+
+    for text in outputs:
+        assert token not in text
+
+
+def test_wrong_token_fails_cleanly_without_leaking(repo: Path) -> None:
+    res = _viewsync(repo, "not-the-right-token-777", "plan", "--detailed-exitcode")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "not-the-right-token-777" not in res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
