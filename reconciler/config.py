@@ -164,9 +164,7 @@ def resolve_sqlite_url(url: str, root: Path) -> str:
     prefix = "sqlite:///"
     if url.startswith(prefix) and not url.startswith(prefix + "/") and url != "sqlite:///:memory:":
         rel = url[len(prefix):]
-        target = (root / rel).resolve()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return prefix + str(target)
+        return prefix + str((root / rel).resolve())
     return url
 
 

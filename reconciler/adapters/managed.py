@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -76,6 +77,8 @@ def engine_for(url: str) -> Engine:
         eng = _engines.get(url)
         if eng is None:
             eng = sa.create_engine(url, future=True)
+            if eng.dialect.name == "sqlite" and eng.url.database not in (None, "", ":memory:"):
+                Path(eng.url.database).parent.mkdir(parents=True, exist_ok=True)
             if eng.dialect.name == "sqlite":
                 @sa.event.listens_for(eng, "connect")
                 def _pragmas(conn: Any, _record: Any) -> None:

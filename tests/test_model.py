@@ -1,0 +1,36 @@
+"""Canonical form and digest: stable, order-insensitive where order means nothing."""
+
+from __future__ import annotations
+
+from reconciler.model import Column, Representation, ViewId, ViewSpec
+
+
+def _spec(**kw: object) -> ViewSpec:
+    base: dict[str, object] = {"representations": [Representation(dialect="spark", sql="SELECT 1 AS x"),
+                                                   Representation(dialect="trino", sql="SELECT 1 AS x")],
+                               "columns": [Column(name="x", type="INTEGER")], "properties": {"a": "1", "b": "2"}}
+    base.update(kw)
+    return ViewSpec.model_validate(base)
+
+
+def test_digest_ignores_representation_and_property_order_and_sql_padding() -> None:
+    a = _spec()
+    b = _spec(representations=[Representation(dialect="trino", sql="\n SELECT 1 AS x \n"),
+                               Representation(dialect="spark", sql="SELECT 1 AS x")],
+              properties={"b": "2", "a": "1"})
+    assert a.digest() == b.digest()
+    assert a.columns[0].type == "int"
+
+
+def test_digest_changes_with_meaningful_fields() -> None:
+    base = _spec().digest()
+    assert _spec(columns=[Column(name="y", type="int")]).digest() != base
+    assert _spec(security="invoker").digest() != base
+    assert _spec(properties={"a": "1"}).digest() != base
+    assert _spec(representations=[Representation(dialect="spark", sql="SELECT 2 AS x")]).digest() != base
+
+
+def test_resolved_defaults_namespace_to_schema() -> None:
+    spec = _spec().resolved(ViewId("c", "a.b", "v"))
+    assert spec.default_namespace == ["a", "b"]
+    assert ViewId.parse("c.a.b.v") == ViewId("c", "a.b", "v")
