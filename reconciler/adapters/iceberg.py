@@ -40,6 +40,7 @@ from reconciler.adapters.base import (
     WriteContext,
 )
 from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.secrets import redact
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
 OPTIONS = frozenset({"uri", "warehouse", "prefix", "token", "credential", "oauth2-server-uri", "scope",
@@ -110,9 +111,10 @@ def secrets_of(options: dict[str, Any]) -> list[str]:
 
 
 def scrub(text: str, secrets: list[str]) -> str:
+    """Mask our connection secrets, then everything the config loader registered."""
     for secret in secrets:
         text = text.replace(secret, "***")
-    return text
+    return redact(text)
 
 
 def _safe_uri(uri: str) -> str:
@@ -192,7 +194,8 @@ class IcebergRestAdapter(CatalogAdapter):
             with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
                     warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
-                self.count_call(2 if "credential" in self._props else 1)  # config (+ token)
+                # /v1/config, plus a token request per session pyiceberg opens with a credential
+                self.count_call(3 if "credential" in self._props else 1)
                 cat = RestCatalog(self.name, **self._props)
             cat._session.hooks["response"].append(self._count_response)
             if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
@@ -277,6 +280,11 @@ class IcebergRestAdapter(CatalogAdapter):
             snap.views[name] = live
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
+
+    def view_exists(self, view: ViewId) -> bool:
+        """HEAD on the view (pyiceberg's view_exists)."""
+        with self._translate(f"cannot check view {view}"):
+            return bool(self._catalog().view_exists(self._ident(view)))
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         handle = self._load(self._catalog(), view)

@@ -84,6 +84,7 @@ class IcebergServer:
     port: int
     token: str | None = None
     client: str | None = None
+    prefix: str | None = None  # served under /v1/<prefix>/..., announced in /v1/config
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -111,7 +112,8 @@ class IcebergServer:
         return RestCatalog("other-client", **props)
 
 
-def _start(tmp: Path, *, token: str | None = None, client: str | None = None) -> Iterator[IcebergServer]:
+def _start(tmp: Path, *, token: str | None = None, client: str | None = None,
+           prefix: str | None = None) -> Iterator[IcebergServer]:
     jars = _jars()
     build = _compile(jars)
     port = _free_port()
@@ -121,11 +123,13 @@ def _start(tmp: Path, *, token: str | None = None, client: str | None = None) ->
         cmd.append(f"-Dviewsync.token={token}")
     if client:
         cmd.append(f"-Dviewsync.client={client}")
+    if prefix:
+        cmd.append(f"-Dviewsync.prefix={prefix}")
     cmd += ["-cp", os.pathsep.join([str(build), *map(str, jars)]), MAIN_CLASS, str(port),
             (tmp / "warehouse").as_uri()]
     log = (tmp / "server.log").open("wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    server = IcebergServer(port=port, token=token, client=client, process=proc)
+    server = IcebergServer(port=port, token=token, client=client, prefix=prefix, process=proc)
     deadline = time.monotonic() + 30
     while True:
         if proc.poll() is not None:
@@ -157,9 +161,10 @@ def iceberg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Iceberg
 
 @pytest.fixture(scope="session")
 def iceberg_auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IcebergServer]:
-    """A server that wants a bearer token, and issues it for OAuth2 client credentials."""
+    """A server that wants a bearer token, issues it for OAuth2 client credentials, and serves
+    the catalog under a prefix (as multi-warehouse servers do)."""
     yield from _start(tmp_path_factory.mktemp("iceberg-rest-auth"), token="tok-s3cr3t-0451",
-                      client="viewsync-ci:cl13nt-s3cr3t")
+                      client="viewsync-ci:cl13nt-s3cr3t", prefix="wh1")
 
 
 @pytest.fixture

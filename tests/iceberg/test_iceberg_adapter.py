@@ -99,7 +99,9 @@ def test_full_lifecycle(adapter: IcebergRestAdapter, iceberg_server: IcebergServ
     assert adapter.check(view, desired) == []
 
     # create, two dialects
+    assert not adapter.view_exists(view)
     write(adapter, view, desired)
+    assert adapter.view_exists(view)
     live = assert_converged(adapter, view, desired)
     assert live.spec.default_namespace == [namespace]  # resolved to the view's own schema
     assert live.spec.columns[2].type == "string"  # Iceberg has no varchar(n)
@@ -150,7 +152,7 @@ def test_full_lifecycle(adapter: IcebergRestAdapter, iceberg_server: IcebergServ
     adapter.drop(live5, WriteContext())
     snap = adapter.fetch(namespace)
     assert snap.exists and snap.views == {}
-    assert adapter.native_history(view) == []
+    assert adapter.native_history(view) == [] and not adapter.view_exists(view)
     adapter.drop(live5, WriteContext())  # idempotent: already gone is fine
 
 
@@ -183,6 +185,13 @@ def test_listing_pages_through_every_view(adapter: IcebergRestAdapter, iceberg_s
     assert sorted(snap.views) == names
     # round trips: 3 pages of views + 1 page of tables + one load per view
     assert adapter.calls - before == 3 + 1 + len(names)
+
+    # raw pyiceberg properties pass through: a smaller client page size means more pages
+    small = open_adapter("lake", {"type": "iceberg-rest", "uri": iceberg_server.uri,
+                                  "properties": {"rest-page-size": "2"}})
+    before = small.calls
+    assert sorted(small.fetch(namespace).views) == names
+    assert small.calls - before == 1 + 4 + 1 + len(names)  # + /v1/config
 
 
 def test_commit_by_another_client_changes_fingerprint_and_409_retry_keeps_both(
@@ -255,6 +264,20 @@ def test_500_before_the_commit_reports_it_did_not_land(adapter: IcebergRestAdapt
         write(adapter, view, make_spec(comment="changed"), planned)
     assert not isinstance(err.value, ConflictError)
     assert fetch_view(adapter, view).spec.digest() == first.digest()
+
+
+def test_create_with_unknown_commit_state(adapter: IcebergRestAdapter, iceberg_server: IcebergServer,
+                                          namespace: str) -> None:
+    landed = ViewId("lake", namespace, "created_then_500")
+    iceberg_server.fail_next_commit(500, phase="after")
+    write(adapter, landed, make_spec())  # the reload finds our view: success
+    assert_converged(adapter, landed, make_spec())
+
+    lost = ViewId("lake", namespace, "500_before_create")
+    iceberg_server.fail_next_commit(500, phase="before")
+    with pytest.raises(AdapterError, match="did NOT land"):
+        write(adapter, lost, make_spec())
+    assert not adapter.view_exists(lost)
 
 
 def test_tables_and_missing_namespace(adapter: IcebergRestAdapter, iceberg_server: IcebergServer,
@@ -341,12 +364,13 @@ def test_unreachable_catalog_is_an_adapter_error() -> None:
 def test_token_auth_and_secret_hygiene(iceberg_auth_server: IcebergServer) -> None:
     srv = iceberg_auth_server
     assert srv.token
-    good = open_adapter("lake", {"type": "iceberg-rest", "uri": srv.uri, "token": srv.token,
-                                 "headers": {"X-Request-Source": "viewsync-tests"}})
+    good = open_adapter("lake", {"type": "iceberg-rest", "uri": srv.uri, "token": srv.token, "prefix": srv.prefix,
+                                 "warehouse": "wh1", "headers": {"X-Request-Source": "viewsync-tests"}})
     view = ViewId("lake", "secure", "v")
     write(good, view, make_spec())
     assert_converged(good, view, make_spec())
     assert srv.token not in good.describe()
+    assert good._catalog()._session.headers["X-Request-Source"] == "viewsync-tests"
 
     bad = open_adapter("lake", {"type": "iceberg-rest", "uri": srv.uri, "token": "wrong-tok-123"})
     with pytest.raises(AdapterError) as err:

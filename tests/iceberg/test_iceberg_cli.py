@@ -72,7 +72,7 @@ def repo(tmp_path: Path, iceberg_auth_server: IcebergServer) -> Path:
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "views")
-    r = requests.post(f"{srv.uri}/v1/namespaces", json={"namespace": [NS]}, timeout=5,
+    r = requests.post(f"{srv.uri}/v1/{srv.prefix}/namespaces", json={"namespace": [NS]}, timeout=5,
                       headers={"Authorization": f"Bearer {srv.token}"})
     assert r.status_code in (200, 409), r.text
     return root

@@ -9,7 +9,8 @@
 //   -Dviewsync.token=T         require "Authorization: Bearer T"
 //   -Dviewsync.client=ID:SECRET  POST /v1/oauth/tokens (client_credentials) issues T
 //   -Dviewsync.prefix=P        serve under /v1/P/... and announce the prefix in /v1/config
-//   POST /admin/fail?status=409&phase=before|after&count=1  fail the next view commits
+//   POST /admin/fail?status=409&phase=before|after&count=1  fail the next view writes
+//                              (create or commit), before or after really writing
 //   GET  /admin/fail           how many injected failures are still pending
 //   GET  /admin/health
 package org.apache.iceberg.rest;
@@ -275,7 +276,8 @@ public class IcebergRestServer {
         return page(CatalogHandlers.listViews(catalog, ns).identifiers(), query);
       }
       if (method.equals("POST")) {
-        return CatalogHandlers.createView(catalog, ns, read(ex, CreateViewRequest.class));
+        CreateViewRequest request = read(ex, CreateViewRequest.class);
+        return withInjectedFailure(() -> CatalogHandlers.createView(catalog, ns, request));
       }
     }
     if (n == 4 && parts.get(2).equals("tables")) {
@@ -320,13 +322,18 @@ public class IcebergRestServer {
   }
 
   private Object commitView(TableIdentifier ident, UpdateTableRequest request) {
+    return withInjectedFailure(() -> CatalogHandlers.updateView(catalog, ident, request));
+  }
+
+  // A pending injected failure hits the next view write (create or commit), before or after it.
+  private Object withInjectedFailure(java.util.function.Supplier<Object> write) {
     boolean inject = failStatus != 0 && failCount.getAndUpdate(c -> c > 0 ? c - 1 : 0) > 0;
     int status = failStatus;
     if (inject && !failAfter) {
       throw new HttpError(status, status == 409 ? "CommitFailedException" : "CommitStateUnknownException",
           "injected failure before commit");
     }
-    Object response = CatalogHandlers.updateView(catalog, ident, request);
+    Object response = write.get();
     if (inject) {
       throw new HttpError(status, status == 409 ? "CommitFailedException" : "CommitStateUnknownException",
           "injected failure after commit");
