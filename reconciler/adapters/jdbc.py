@@ -17,6 +17,7 @@ and the connection URL is only ever shown with its password hidden.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -59,6 +60,8 @@ _SYSTEM_SCHEMAS = {
 }
 # PostgreSQL's unconstrained numeric has no precision; read it the way Spark's JDBC source does.
 _UNBOUNDED_DECIMAL = "decimal(38,18)"
+# Unknown column types are reported in SchemaSnapshot.warnings (read as string) instead.
+warnings.filterwarnings("ignore", message=r"Did not recognize type", category=sa.exc.SAWarning)
 _MAX_PRECISION = 38
 
 
@@ -128,6 +131,8 @@ def canonical_type(t: st.TypeEngine[Any], dialect: str) -> str | None:
         return _decimal(t.precision, t.scale)
     if isinstance(t, pg.MONEY):
         return "decimal(19,2)"
+    if isinstance(t, pg.OID):
+        return "bigint"  # unsigned 32 bits
     if isinstance(t, (st.Enum, st.JSON, st.Uuid, pg.INET, pg.CIDR, pg.MACADDR, pg.TSVECTOR)):
         return "string"
     if isinstance(t, st.String):
@@ -364,10 +369,14 @@ class JdbcAdapter(CatalogAdapter):
                 self._read_columns(conn, schema, raws)
                 outputs: dict[str, list[str]] = {}
                 for raw in raws:
-                    outputs[raw.name], error = self._probe(conn, schema, raw.name)
+                    names, error = self._probe(conn, schema, raw.name)
                     if error:
+                        # e.g. no SELECT privilege: PostgreSQL's catalog still knows the columns
+                        names = [str(c["name"]) for c in raw.columns]
+                        fallback = "its columns are read from the catalog" if names else "its columns are unknown"
                         snap.warnings.append(f"{self.name}.{schema}.{raw.name}: the view cannot be "
-                                             f"queried ({error}); its columns are unknown")
+                                             f"queried ({error}); {fallback}")
+                    outputs[raw.name] = names
                 types = {r.name: {str(c["name"]): canonical_type(c["type"], self.dialect)
                                   for c in r.columns} for r in raws}
                 if self.dialect == "sqlite" and any(None in t.values() for t in types.values()):
@@ -516,11 +525,11 @@ class JdbcAdapter(CatalogAdapter):
             return [], self._short(exc)
 
     def _live_view(self, schema: str, raw: _RawView, names: list[str], types: dict[str, str | None],
-                   warnings: list[str]) -> LiveView | None:
+                   notes: list[str]) -> LiveView | None:
         vid = ViewId(self.name, schema, raw.name)
         body = view_body(raw.definition, self.dialect)
         if not body:
-            warnings.append(f"{vid}: the view definition is not readable (missing privilege?); skipped")
+            notes.append(f"{vid}: the view definition is not readable (missing privilege?); skipped")
             return None
         reflected = {str(c["name"]): c for c in raw.columns}
         columns: list[Column] = []
@@ -528,9 +537,12 @@ class JdbcAdapter(CatalogAdapter):
             row = reflected.get(col_name)
             canonical = types.get(col_name)
             if canonical is None:
-                if row is not None and not isinstance(row["type"], st.NullType):
-                    warnings.append(f"{vid}: column {col_name!r} has type {row['type']!s}, "
-                                    "which has no canonical equivalent; read as string")
+                # SQLite view columns without a declared type are untyped, not unknown.
+                if row is not None and (self.dialect != "sqlite" or not isinstance(row["type"], st.NullType)):
+                    known = not isinstance(row["type"], st.NullType)
+                    notes.append(f"{vid}: column {col_name!r} has a type "
+                                 f"{str(row['type']) + ' ' if known else 'unknown to SQLAlchemy '}"
+                                 "with no canonical equivalent; read as string")
                 canonical = "string"
             comment = (row.get("comment") or None) if row and self.dialect == "postgres" else None
             columns.append(Column(name=col_name, type=canonical, comment=comment))
@@ -543,7 +555,7 @@ class JdbcAdapter(CatalogAdapter):
                 security="invoker" if raw.security == "invoker" else "definer",
             )
         except ValidationError as exc:
-            warnings.append(f"{vid}: cannot be represented ({exc.errors()[0]['msg']}); skipped")
+            notes.append(f"{vid}: cannot be represented ({exc.errors()[0]['msg']}); skipped")
             return None
         return LiveView(id=vid, spec=spec, format=self.dialect, managed_by=None, writable=False)
 

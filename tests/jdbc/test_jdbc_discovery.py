@@ -286,6 +286,41 @@ def test_postgres_type_mapping(pg_db: Db) -> None:
     assert snap.warnings == []
 
 
+def test_postgres_user_types_and_unknown_types(pg_db: Db) -> None:
+    pg_db.run(
+        "CREATE TYPE mood AS ENUM ('happy', 'sad')",
+        "CREATE DOMAIN positive AS INTEGER CHECK (VALUE > 0)",
+        "CREATE TABLE t (m mood, p positive, pt POINT, ts TIMESTAMPTZ(3), a2 TEXT[][])",
+        "CREATE VIEW v AS SELECT * FROM t",
+    )
+    snap = adapter(pg_db).fetch("public")
+    assert columns(snap, "v") == [("m", "string"), ("p", "int"), ("pt", "string"), ("ts", "timestamp_ltz"),
+                                  ("a2", "array<string>")]
+    # an unknown type is read as string, and said so
+    assert len(snap.warnings) == 1 and "'pt'" in snap.warnings[0] and "read as string" in snap.warnings[0]
+
+
+def test_postgres_view_the_user_cannot_select_is_still_discovered(pg_db: Db, pg_admin: sa.Engine) -> None:
+    role = unique("vsro")
+    pg_db.run("CREATE TABLE t (id INTEGER, name TEXT)",
+              "CREATE VIEW open_v AS SELECT id FROM t",
+              "CREATE VIEW secret_v AS SELECT id, name FROM t",
+              f'CREATE ROLE "{role}" LOGIN',
+              f'GRANT SELECT ON open_v TO "{role}"')
+    a = JdbcAdapter("pg", {"url": str(sa.engine.make_url(pg_db.url).set(username=role))})
+    try:
+        snap = a.fetch("public")
+        assert columns(snap, "open_v") == [("id", "int")]
+        assert columns(snap, "secret_v") == [("id", "int"), ("name", "string")]
+        assert [w for w in snap.warnings if "secret_v" in w and "permission denied" in w]
+        assert not [w for w in snap.warnings if "open_v" in w]
+    finally:
+        a.close()
+        pg_db.run(f'DROP OWNED BY "{role}"')
+        with pg_admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP ROLE "{role}"')
+
+
 def test_mysql_type_mapping(mysql_db: Db) -> None:
     mysql_db.run(
         "CREATE TABLE t (a TINYINT, b SMALLINT, c MEDIUMINT, d INT, e BIGINT, f INT UNSIGNED, "
