@@ -387,6 +387,9 @@ class IcebergRestAdapter(CatalogAdapter):
             last = f"HTTP {response.status_code}: {_error_text(response)}"
             if response.status_code == 409:
                 continue  # someone committed in between: reload, re-check, retry
+            if response.status_code == 404:
+                raise ConflictError(scrub(f"catalog {self.name!r}: {what}: the view (or its namespace) no "
+                                          f"longer exists ({last}); run plan again", self._secrets))
             if response.status_code >= 500:
                 self._after_unknown(cat, view, spec, marker, what, last)
                 return

@@ -241,6 +241,24 @@ def test_409_every_time_gives_up_with_a_conflict(adapter: IcebergRestAdapter, ic
     assert fetch_view(adapter, view).spec.comment == "Aggregated customer data"
 
 
+def test_view_replaced_or_dropped_by_another_client_is_a_conflict(
+        adapter: IcebergRestAdapter, iceberg_server: IcebergServer, namespace: str) -> None:
+    view = ViewId("lake", namespace, "replaced")
+    write(adapter, view, make_spec())
+    planned = fetch_view(adapter, view)
+    other = iceberg_server.client_catalog()
+    other.drop_view((namespace, "replaced"))
+    write(adapter, view, make_spec(comment="someone else's view"))  # same name, new view-uuid
+    # a real 409 from Iceberg (assert-view-uuid fails), then the reload sees a different view
+    with pytest.raises(ConflictError, match="replaced by another client"):
+        write(adapter, view, make_spec(comment="ours"), planned)
+    assert fetch_view(adapter, view).spec.comment == "someone else's view"
+
+    other.drop_view((namespace, "replaced"))
+    with pytest.raises(ConflictError, match="no longer exists"):
+        write(adapter, view, make_spec(comment="ours"), planned)
+
+
 def test_500_after_the_commit_landed_is_success(adapter: IcebergRestAdapter, iceberg_server: IcebergServer,
                                                 namespace: str) -> None:
     view = ViewId("lake", namespace, "unknown_ok")
