@@ -54,7 +54,7 @@ _CLIENT_ERRORS: tuple[type[BaseException], ...] = (
     ice_exc.RESTError, ice_exc.NoSuchNamespaceError, ice_exc.NoSuchViewError, ice_exc.NoSuchTableError,
     ice_exc.NoSuchIdentifierError, ice_exc.ViewAlreadyExistsError, ice_exc.TableAlreadyExistsError,
     ice_exc.NamespaceAlreadyExistsError, ice_exc.CommitFailedException, ice_exc.ValidationError,
-    requests.RequestException, PydanticValidationError, NotImplementedError, ValueError, KeyError,
+    requests.RequestException, PydanticValidationError, NotImplementedError, ValueError,
 )
 _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
     ice_exc.ServerError, ice_exc.ServiceUnavailableError, ice_exc.CommitStateUnknownException,
@@ -338,8 +338,10 @@ class IcebergRestAdapter(CatalogAdapter):
             except ice_exc.ViewAlreadyExistsError as exc:
                 self._fail(what, f"the name is taken by an existing view or table ({exc})")
             except (ice_exc.NoSuchNamespaceError, ice_exc.RESTError) as exc:
-                # pyiceberg reports a missing namespace on create as a bare RESTError (404)
-                if not self._ensure_namespace(cat, view):
+                # pyiceberg reports a missing namespace on create as a bare RESTError (404);
+                # its subclasses (401, 403, 400...) are other failures
+                missing = isinstance(exc, ice_exc.NoSuchNamespaceError) or type(exc) is ice_exc.RESTError
+                if not missing or not self._ensure_namespace(cat, view):
                     self._fail(what, exc)
             except _CLIENT_ERRORS as exc:
                 self._fail(what, exc)
