@@ -82,3 +82,17 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     again = viewsync(repo, "plan", "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "testing" not in again.stdout + again.stderr  # the dummy credentials are never printed
+
+    # A saved plan is stale once Glue's VersionId moved, even when nothing else changed.
+    _write_views(repo, TRINO)
+    assert viewsync(repo, "plan", "--out", str(tmp_path / "plan.json")).returncode == 0
+    table = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
+    same = {k: table[k] for k in ("Name", "TableType", "StorageDescriptor", "Parameters", "ViewOriginalText",
+                                  "ViewExpandedText", "ViewDefinition", "Description", "Owner") if k in table}
+    raw_glue.update_table(DatabaseName="analytics", TableInput=same)
+    moved = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]["VersionId"]
+    assert moved != table["VersionId"]
+    stale = viewsync(repo, "apply", str(tmp_path / "plan.json"), "--auto-approve")
+    assert stale.returncode == 1 and "stale plan" in stale.stdout + stale.stderr, stale.stdout + stale.stderr
+    after = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
+    assert after["VersionId"] == moved  # nothing applied
