@@ -60,9 +60,9 @@ _SYSTEM_SCHEMAS = {
 }
 # PostgreSQL's unconstrained numeric has no precision; read it the way Spark's JDBC source does.
 _UNBOUNDED_DECIMAL = "decimal(38,18)"
+_MAX_PRECISION = 38
 # Unknown column types are reported in SchemaSnapshot.warnings (read as string) instead.
 warnings.filterwarnings("ignore", message=r"Did not recognize type", category=sa.exc.SAWarning)
-_MAX_PRECISION = 38
 
 
 def read_only_message(catalog: str, view: ViewId | None = None) -> str:
@@ -113,7 +113,8 @@ def canonical_type(t: st.TypeEngine[Any], dialect: str) -> str | None:
     if isinstance(t, st.Boolean):
         return "boolean"
     if isinstance(t, (pg.BIT, my.BIT)):
-        return "boolean" if (getattr(t, "length", 1) or 1) == 1 else "binary"
+        single = (getattr(t, "length", None) or 1) == 1 and not getattr(t, "varying", False)
+        return "boolean" if single else "binary"
     if isinstance(t, st.Integer):
         if dialect == "mysql":
             return _mysql_integer(t)
@@ -133,7 +134,7 @@ def canonical_type(t: st.TypeEngine[Any], dialect: str) -> str | None:
         return "decimal(19,2)"
     if isinstance(t, pg.OID):
         return "bigint"  # unsigned 32 bits
-    if isinstance(t, (st.Enum, st.JSON, st.Uuid, pg.INET, pg.CIDR, pg.MACADDR, pg.TSVECTOR)):
+    if isinstance(t, (st.Enum, my.SET, st.JSON, st.Uuid, pg.INET, pg.CIDR, pg.MACADDR, pg.TSVECTOR)):
         return "string"
     if isinstance(t, st.String):
         return _string(t.length, fixed=isinstance(t, st.CHAR))
