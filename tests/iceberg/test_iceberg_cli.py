@@ -3,6 +3,7 @@ that requires a bearer token (given as ${ICEBERG_TOKEN} in viewsync.yaml)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,13 +19,11 @@ from reconciler.model import ViewId
 
 from .conftest import IcebergServer
 
-NS = "analytics"
 
-
-def _views_doc(sql_suffix: str = "") -> dict[str, object]:
+def _views_doc(ns: str, sql_suffix: str = "") -> dict[str, object]:
     return {
         "catalog": "lake",
-        "schema": NS,
+        "schema": ns,
         "views": [
             {"name": "customer_summary", "comment": "Aggregated customer data",
              "columns": [{"name": "customer_id", "type": "bigint", "comment": "Customer identifier"},
@@ -40,7 +39,7 @@ def _views_doc(sql_suffix: str = "") -> dict[str, object]:
              "columns": [{"name": "customer_id", "type": "bigint"}, {"name": "total_amount",
                                                                     "type": "decimal(18,2)"}],
              "representations": [{"dialect": "spark", "sql": "SELECT customer_id, total_amount "
-                                  f"FROM {NS}.customer_summary ORDER BY total_amount DESC LIMIT 10"}],
+                                  f"FROM {ns}.customer_summary ORDER BY total_amount DESC LIMIT 10"}],
              "security": "invoker"},
         ],
     }
@@ -60,27 +59,34 @@ def _git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path, iceberg_auth_server: IcebergServer) -> Path:
+def repo(tmp_path: Path, iceberg_auth_server: IcebergServer, request: pytest.FixtureRequest) -> Path:
+    """A git repo with viewsync.yaml and views/lake/<ns>.yaml; <ns> exists in the catalog."""
     srv = iceberg_auth_server
+    ns = "cli_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:8]
     root = tmp_path / "repo"
     (root / "views" / "lake").mkdir(parents=True)
     (root / "viewsync.yaml").write_text(yaml.safe_dump({
         "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
         "catalogs": {"lake": {"type": "iceberg-rest", "uri": srv.uri, "token": "${ICEBERG_TOKEN}"}},
     }, sort_keys=False))
-    (root / "views" / "lake" / f"{NS}.yaml").write_text(yaml.safe_dump(_views_doc(), sort_keys=False))
+    (root / "views" / "lake" / f"{ns}.yaml").write_text(yaml.safe_dump(_views_doc(ns), sort_keys=False))
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "views")
-    r = requests.post(f"{srv.uri}/v1/{srv.prefix}/namespaces", json={"namespace": [NS]}, timeout=5,
+    r = requests.post(f"{srv.uri}/v1/{srv.prefix}/namespaces", json={"namespace": [ns]}, timeout=5,
                       headers={"Authorization": f"Bearer {srv.token}"})
-    assert r.status_code in (200, 409), r.text
+    assert r.status_code == 200, r.text
     return root
+
+
+def _ns(repo: Path) -> str:
+    return next((repo / "views" / "lake").glob("*.yaml")).stem
 
 
 def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: IcebergServer) -> None:
     token = iceberg_auth_server.token
     assert token
+    ns = _ns(repo)
     outputs: list[str] = []
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -90,7 +96,7 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
 
     first = run("plan", "--detailed-exitcode")
     assert first.returncode == 2, first.stdout + first.stderr
-    assert "lake.analytics.customer_summary" in first.stdout
+    assert f"lake.{ns}.customer_summary" in first.stdout and "2 to create" in first.stdout
 
     applied = run("apply", "--auto-approve")
     assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -100,20 +106,20 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
 
     # the views are real Iceberg views, with our marker and the git commit in the version summary
     adapter = open_adapter("lake", {"type": "iceberg-rest", "uri": iceberg_auth_server.uri, "token": token})
-    snap = adapter.fetch(NS)
+    snap = adapter.fetch(ns)
     assert set(snap.views) == {"customer_summary", "top_customers"}
     assert all(v.managed_by == "t" for v in snap.views.values())
 
     # a SQL change in Git becomes a new native version stamped with that commit
-    (repo / "views" / "lake" / f"{NS}.yaml").write_text(
-        yaml.safe_dump(_views_doc(" HAVING SUM(amount) > 0"), sort_keys=False))
+    (repo / "views" / "lake" / f"{ns}.yaml").write_text(
+        yaml.safe_dump(_views_doc(ns, " HAVING SUM(amount) > 0"), sort_keys=False))
     _git(repo, "commit", "-q", "-am", "filter")
     head = _git(repo, "rev-parse", "HEAD")
     changed = run("plan", "--detailed-exitcode")
     assert changed.returncode == 2 and "representations.spark.sql" in changed.stdout
     assert run("apply", "--auto-approve").returncode == 0
     assert run("plan", "--detailed-exitcode").returncode == 0
-    history = adapter.native_history(ViewId("lake", NS, "customer_summary"))
+    history = adapter.native_history(ViewId("lake", ns, "customer_summary"))
     assert [h.version for h in history] == ["1", "2"]
     assert history[-1].summary["viewsync.git-commit"] == head
 
