@@ -201,3 +201,18 @@ def test_view_names_are_stored_lower_case(adapter: GlueAdapter, raw_glue: Any) -
     writer = Writer()
     adapter.create(view, adapter.storable(view, spec()), writer.marker(adapter, view, spec()), WriteContext())
     assert raw_glue.get_table(DatabaseName="analytics", Name="daily_totals")["Table"]["Name"] == "daily_totals"
+
+
+def test_fetch_from_several_threads(adapter: GlueAdapter, raw_glue: Any, writer: Writer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    schemas = [f"db{i}" for i in range(6)]
+    for db in schemas:
+        raw_glue.create_database(DatabaseInput={"Name": db})
+        writer.create(adapter, ViewId("glue", db, "v"), spec())
+    adapter.calls = 0
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        snaps = list(pool.map(adapter.fetch, schemas * 3))
+    assert [s.schema for s in snaps] == schemas * 3
+    assert all(set(s.views) == {"v"} and s.views["v"].managed_by == "t" for s in snaps)
+    assert adapter.calls == 18  # one get_tables page per fetch, counted under the lock

@@ -148,3 +148,31 @@ def test_secrets_never_described(monkeypatch: pytest.MonkeyPatch) -> None:
         GlueAdapter("glue", {"view_format": "iceberg"})
     with pytest.raises(AdapterError, match="unknown option"):
         GlueAdapter("glue", {"aws_secret_access_key": "s3cr3t"})
+
+
+def test_validated_athena_view_reads_the_submitted_text(stubbed: tuple[GlueAdapter, Stubber]) -> None:
+    """Real Glue: a validated ATHENA representation has no original text in GetTable; the submitted
+    SQL is in Status.Details.ViewValidations (asked for with IncludeStatusDetails)."""
+    adapter, stub = stubbed
+    table = _view_table("v", "3")
+    table["ViewDefinition"]["Representations"] = [{"Dialect": "ATHENA", "DialectVersion": "3", "IsStale": False}]
+    table["Status"] = {"State": "SUCCESS", "Details": {"ViewValidations": [
+        {"Dialect": "ATHENA", "DialectVersion": "3", "ViewValidationText": "SELECT 1 AS x", "State": "SUCCESS"}]}}
+    stub.add_response("get_tables", {"TableList": [table]}, _get_tables())
+    live = adapter.fetch("db").views["v"]
+    assert live.spec.sql_for("trino") == "SELECT 1 AS x"
+    assert live.writable
+
+
+def test_materialized_and_unreadable_views_are_never_writable(stubbed: tuple[GlueAdapter, Stubber]) -> None:
+    adapter, stub = stubbed
+    mv = _view_table("mv", "1")
+    mv["IsMaterializedView"] = True
+    broken = {"Name": "broken", "DatabaseName": "db", "TableType": "VIRTUAL_VIEW", "VersionId": "1",
+              "ViewOriginalText": "/* Presto View: not-base64! */", "Parameters": {"presto_view": "true",
+                                                                                 "comment": "Presto View"}}
+    stub.add_response("get_tables", {"TableList": [mv, broken]}, _get_tables())
+    snap = adapter.fetch("db")
+    assert not snap.views["mv"].writable and snap.views["mv"].format == "glue-materialized-view"
+    assert not snap.views["broken"].writable
+    assert any("broken" in w for w in snap.warnings)
