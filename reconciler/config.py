@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 
 from reconciler import secrets, yamlsrc
 from reconciler.errors import Problem, ValidationFailed
@@ -31,6 +32,13 @@ def schema(name: str) -> jsonschema.protocols.Validator:
         doc = json.load(fh)
     cls = jsonschema.validators.validator_for(doc)
     return cls(doc)
+
+
+@cache
+def fast_schema(name: str) -> Any:
+    """A compiled validator for the fast path (is it valid?); `schema` explains failures."""
+    with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
+        return jsonschema_rs.validator_for(json.load(fh))
 
 
 @dataclass(frozen=True)
@@ -128,10 +136,8 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         data = yamlsrc.load(text)
         node = yamlsrc.compose(text)
     except yamlsrc.YamlSyntaxError as err:
-        raise ValidationFailed([Problem(display, err.line, err.column, "", err.message)]) from None
-    problems = [Problem(display, line, col, yamlsrc.path_text(p), "duplicate key")
-                for p, line, col in yamlsrc.duplicate_keys(node)]
-    problems += schema_problems(schema("config.schema.json"), data, node, display)
+        raise ValidationFailed([Problem(display, err.line, err.column, err.field, err.message)]) from None
+    problems = schema_problems(schema("config.schema.json"), data, node, display)
     if problems:
         raise ValidationFailed(problems)
     missing: list[tuple[tuple[str | int, ...], str]] = []

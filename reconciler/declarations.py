@@ -18,7 +18,7 @@ import pydantic
 
 from reconciler import types as vtypes
 from reconciler import yamlsrc
-from reconciler.config import Config, schema, schema_problems
+from reconciler.config import Config, fast_schema, schema, schema_problems
 from reconciler.errors import Problem, ValidationFailed
 from reconciler.model import ViewId, ViewSpec, digest_of
 
@@ -73,7 +73,7 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
     try:
         data = yamlsrc.load(text)
     except yamlsrc.YamlSyntaxError as err:
-        return [Problem(rel, err.line, err.column, "", err.message)]
+        return [Problem(rel, err.line, err.column, err.field, err.message)]
     node: Any = None
 
     def at(path: tuple[str | int, ...], message: str) -> Problem:
@@ -86,10 +86,9 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
 
     if data is None:
         return [Problem(rel, 1, 1, "", "empty file (expected catalog, schema and views)")]
-    validator = schema("view-file.schema.json")
-    if not validator.is_valid(data):
+    if not fast_schema("view-file.schema.json").is_valid(data):
         node = yamlsrc.compose(text)
-        return schema_problems(validator, data, node, rel)
+        return schema_problems(schema("view-file.schema.json"), data, node, rel)
 
     problems: list[Problem] = []
     catalog, schema_name = data["catalog"], data["schema"]

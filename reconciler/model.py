@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from reconciler import types as vtypes
 
@@ -101,6 +102,7 @@ class ViewSpec(_Strict):
     security: Literal["definer", "invoker"] = "definer"
     owner: str | None = None
     properties: dict[str, str] = Field(default_factory=dict)
+    _digest: str | None = PrivateAttr(default=None)  # the spec is frozen, so its digest never changes
 
     @model_validator(mode="after")
     def _unique(self) -> ViewSpec:
@@ -146,8 +148,15 @@ class ViewSpec(_Strict):
             "properties": dict(sorted(self.properties.items())),
         }
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ViewSpec:
+        copy = super().model_copy(update=update, deep=deep)
+        copy._digest = None  # a copy with updates is a different spec
+        return copy
+
     def digest(self) -> str:
-        return digest_of(self.canonical())
+        if self._digest is None:
+            self._digest = digest_of(self.canonical())
+        return self._digest
 
     def resolved(self, view: ViewId) -> ViewSpec:
         """The spec with defaults made explicit (default namespace = own schema)."""

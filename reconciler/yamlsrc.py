@@ -1,11 +1,14 @@
-"""YAML loading with positions: a fast C-backed load, and node positions for
-error messages (file:line:col of any field path)."""
+"""YAML loading with positions: a fast load (yaml-rs, YAML 1.2, duplicate keys
+rejected), and PyYAML node positions for error messages (file:line:col of any
+field path), composed only when a file has a problem."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
+import yaml_rs
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -13,11 +16,12 @@ Path_ = tuple[str | int, ...]
 
 
 class YamlSyntaxError(Exception):
-    def __init__(self, line: int, column: int, message: str) -> None:
+    def __init__(self, line: int, column: int, message: str, field: str = "") -> None:
         super().__init__(message)
         self.line = line
         self.column = column
         self.message = message
+        self.field = field
 
 
 def _syntax(err: yaml.YAMLError) -> YamlSyntaxError:
@@ -29,9 +33,22 @@ def _syntax(err: yaml.YAMLError) -> YamlSyntaxError:
 
 def load(text: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as err:
-        raise _syntax(err) from None
+        return yaml_rs.loads(text, parse_datetime=False)
+    except yaml_rs.YAMLDecodeError as err:
+        raise _locate_failure(text, str(err)) from None
+
+
+def _locate_failure(text: str, message: str) -> YamlSyntaxError:
+    """Turn a fast-parser failure into a located error, using PyYAML's marks."""
+    node = compose(text)  # raises a located YamlSyntaxError when PyYAML also rejects the text
+    dups = duplicate_keys(node)
+    if dups:
+        path, line, col = dups[0]
+        return YamlSyntaxError(line, col, "duplicate key", path_text(path))
+    m = re.search(r"line (\d+), column (\d+)", message)
+    line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+    detail = message.strip().splitlines()[-1].strip() if message.strip() else "cannot parse"
+    return YamlSyntaxError(line, col, f"invalid YAML: {detail}")
 
 
 def compose(text: str) -> yaml.Node | None:

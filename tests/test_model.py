@@ -34,3 +34,10 @@ def test_resolved_defaults_namespace_to_schema() -> None:
     spec = _spec().resolved(ViewId("c", "a.b", "v"))
     assert spec.default_namespace == ["a", "b"]
     assert ViewId.parse("c.a.b.v") == ViewId("c", "a.b", "v")
+
+
+def test_cached_digest_does_not_survive_a_copy_with_updates() -> None:
+    spec = _spec()
+    digest = spec.digest()
+    assert spec.model_copy(update={"comment": "changed"}).digest() != digest
+    assert spec.resolved(ViewId("c", "s", "v")).digest() != digest

@@ -84,6 +84,8 @@ def engine_for(url: str) -> Engine:
                 def _pragmas(conn: Any, _record: Any) -> None:
                     cur = conn.cursor()
                     cur.execute("PRAGMA journal_mode=WAL")
+                    # WAL + NORMAL: no corruption on crash; only a power loss can lose the last commits.
+                    cur.execute("PRAGMA synchronous=NORMAL")
                     cur.execute("PRAGMA busy_timeout=30000")
                     cur.close()
             _engines[url] = eng
