@@ -123,6 +123,17 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
     assert [h.version for h in history] == ["1", "2"]
     assert history[-1].summary["viewsync.git-commit"] == head
 
+    # an out-of-band change by another client is drift
+    live = adapter.fetch(ns).views["top_customers"]
+    r = requests.post(f"{iceberg_auth_server.uri}/v1/{iceberg_auth_server.prefix}/namespaces/{ns}/views/top_customers",
+                      headers={"Authorization": f"Bearer {token}"}, timeout=5, json={
+                          "requirements": [{"type": "assert-view-uuid", "uuid": live.handle.metadata["view-uuid"]}],
+                          "updates": [{"action": "set-properties", "updates": {"comment": "edited by hand"}}]})
+    assert r.status_code == 200, r.text
+    drift = run("drift")
+    assert drift.returncode == 2, drift.stdout + drift.stderr
+    assert "top_customers" in drift.stdout
+
     for text in outputs:
         assert token not in text
 
