@@ -130,3 +130,75 @@ def test_conflict_when_view_changed_since_read(adapter: HiveMetastoreAdapter, da
         adapter.update(live, adapter.storable(view, spec), marker_for(adapter, view, spec), CTX)
     with pytest.raises(ConflictError):
         adapter.drop(live, CTX)
+
+
+def test_unreachable_metastore_is_a_clear_error() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    adapter = HiveMetastoreAdapter("hive", {"uri": f"thrift://127.0.0.1:{port}", "timeout": 2})
+    with pytest.raises(AdapterError, match="cannot reach the Hive Metastore"):
+        adapter.fetch("sales")
+    with pytest.raises(AdapterError, match="write_format"):
+        HiveMetastoreAdapter("hive", {"uri": "thrift://h:1", "write_format": "presto"})
+    with pytest.raises(AdapterError, match="thrift://"):
+        HiveMetastoreAdapter("hive", {"uri": "http://h:1"})
+
+
+def test_parallel_fetches_of_different_schemas(adapter: HiveMetastoreAdapter, hms_client: Any,
+                                               metastore: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hmsclient.genthrift.hive_metastore.ttypes import Database
+
+    names = [f"par_{i}" for i in range(4)]
+    for db in names:
+        hms_client.create_database(Database(name=db, locationUri=f"file://{metastore.dir}/warehouse/{db}.db",
+                                            parameters={}))
+        for j in range(3):
+            view = ViewId("hive", db, f"v{j}")
+            spec = spec_of(comment=f"{db}/{j}")
+            adapter.create(view, adapter.storable(view, spec), marker_for(adapter, view, spec), CTX)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            snaps = list(pool.map(adapter.fetch, names * 3))
+        for db, snap in zip(names * 3, snaps, strict=True):
+            assert snap.schema == db
+            assert sorted(snap.views) == ["v0", "v1", "v2"]
+            assert {v.spec.comment for v in snap.views.values()} == {f"{db}/{j}" for j in range(3)}
+        assert set(names) <= set(adapter.list_schemas())
+    finally:
+        for db in names:
+            hms_client.drop_database(db, True, True)
+
+
+def test_update_keeps_engine_format_and_foreign_parameters(make_adapter: Any, database: str,
+                                                           hms_client: Any) -> None:
+    hive_adapter = make_adapter("hive")
+    view = ViewId("hive", database, "kept")
+    spec = spec_of()
+    hive_adapter.create(view, hive_adapter.storable(view, spec), marker_for(hive_adapter, view, spec), CTX)
+    table = hms_client.get_table(database, "kept")
+    table.parameters["trino_version"] = "476"  # engine bookkeeping someone else wrote
+    hms_client.alter_table(database, "kept", table)
+
+    spark_adapter = make_adapter("spark")
+    live = spark_adapter.fetch(database).views["kept"]
+    changed = spec_of(comment="new comment")
+    want = spark_adapter.storable(view, changed)
+    spark_adapter.update(live, want, marker_for(spark_adapter, view, changed), CTX)
+    after = spark_adapter.fetch(database).views["kept"]
+    assert after.format == "hive"  # the spec still has hive SQL: the engine format is kept
+    assert after.handle.parameters["trino_version"] == "476"
+    assert after.spec.digest() == want.digest()
+
+    # Without a hive representation the view is rewritten in the catalog's write_format.
+    spark_only = spec_of(representations=[{"dialect": "spark", "sql": "SELECT 1 AS Customer_Id, 2 AS "
+                                                                      "total_amount, now() AS seen_at"}])
+    want = spark_adapter.storable(view, spark_only)
+    spark_adapter.update(after, want, marker_for(spark_adapter, view, spark_only), CTX)
+    final = spark_adapter.fetch(database).views["kept"]
+    assert final.format == "spark"
+    assert final.spec.digest() == want.digest()
