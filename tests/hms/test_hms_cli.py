@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,43 @@ def test_plan_apply_plan_through_cli(tmp_path: Path, metastore: Any, spark: Any,
 
     rows = spark.sql(f"SELECT * FROM {database}.region_totals ORDER BY Region").collect()
     assert [(r["Region"], r["total"]) for r in rows] == [("eu", 7), ("us", 5)]
+
+
+def test_plan_errors_through_cli(tmp_path: Path, metastore: Any, database: str, hms_client: Any) -> None:
+    from hmsclient.genthrift.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+    hms_client.create_table(Table(tableName="orders", dbName=database, tableType="MANAGED_TABLE",
+                                  sd=StorageDescriptor(cols=[FieldSchema("id", "bigint")], serdeInfo=SerDeInfo()),
+                                  partitionKeys=[], parameters={}))
+    repo = tmp_path / "repo"
+    (repo / "views" / "hive").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
+    }))
+
+    def view(name: str, sql: str, dialect: str = "spark") -> dict[str, Any]:
+        return {"name": name, "columns": [{"name": "id", "type": "bigint"}],
+                "representations": [{"dialect": dialect, "sql": sql}]}
+
+    (repo / "views" / "hive" / f"{database}.yaml").write_text(yaml.safe_dump({
+        "catalog": "hive", "schema": database,
+        "views": [view("orders", "SELECT 1 AS id"),
+                  view("huge", "SELECT 1 AS id -- " + "x" * 33000),
+                  view("trino_only", "SELECT 1 AS id", "trino")],
+    }))
+    (repo / "views" / "hive" / "no_such_db.yaml").write_text(yaml.safe_dump({
+        "catalog": "hive", "schema": "no_such_db", "views": [view("v", "SELECT 1 AS id")]}))
+
+    plan = viewsync(repo, "plan", "--format", "json")
+    assert plan.returncode == 1, plan.stdout + plan.stderr
+    errors = {(e["view"]["name"], e["code"]): e["message"] for e in json.loads(plan.stdout)["errors"]}
+    assert ("orders", "name_is_table") in errors
+    assert ("v", "schema_missing") in errors
+    assert "32700" in errors[("huge", "value_too_long")]
+    assert "'spark'" in errors[("trino_only", "dialect_not_storable")]
+    assert "'hive'" in errors[("trino_only", "dialect_not_storable")]
+    # Nothing is applied from an unappliable plan.
+    applied = viewsync(repo, "apply", "--auto-approve")
+    assert applied.returncode == 1
+    assert sorted(hms_client.get_all_tables(database)) == ["orders"]
