@@ -253,14 +253,22 @@ class GlueAdapter(CatalogAdapter):
     def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
         """What fetch will return after writing `spec`: the spec through our own encoder and
         decoder (Hive column types for multi-dialect views, the shared codecs for the rest)."""
-        resolved = spec.resolved(view)
-        if self.view_format == "multi-dialect":
-            resolved = codec.storable_multi_dialect(resolved)
+        prepared = self._prepare(view, spec)
         try:
-            table = self._encode(view, resolved, {})
+            table = self._encode(view, prepared, {})
             return self._decode(view, table).spec
         except (codec.DecodeError, formats.FormatError, ValueError):
-            return resolved  # check() reports why this spec cannot be stored
+            return prepared  # check() reports why this spec cannot be stored
+
+    def _prepare(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+        """Defaults made explicit the way this catalog holds them (idempotent)."""
+        resolved = spec.resolved(view)
+        if self.view_format == "multi-dialect":
+            return codec.storable_multi_dialect(resolved)
+        if self.view_format == "athena" and resolved.default_catalog is None:
+            # Athena resolves names in its Glue catalog, and writes that name into every view.
+            return resolved.model_copy(update={"default_catalog": legacy.ATHENA_CATALOG})
+        return resolved
 
     def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
@@ -297,7 +305,7 @@ class GlueAdapter(CatalogAdapter):
         return legacy.encode(self.view_format, name, view.schema, spec, marker, base=base)
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        table_input = self._encode(view, spec.resolved(view), marker.as_properties())
+        table_input = self._encode(view, self._prepare(view, spec), marker.as_properties())
         try:
             self._call("create_table", DatabaseName=view.schema, TableInput=table_input)
         except GlueCallError as exc:
@@ -309,7 +317,7 @@ class GlueAdapter(CatalogAdapter):
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        table_input = self._encode(view, spec.resolved(view), marker.as_properties(), base=handle.table)
+        table_input = self._encode(view, self._prepare(view, spec), marker.as_properties(), base=handle.table)
         if self.view_format == "multi-dialect":
             table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
         kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": table_input}

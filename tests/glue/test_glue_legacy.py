@@ -178,3 +178,21 @@ def test_glue_returning_its_own_encoding_is_no_diff(
     live = adapter.fetch("analytics").views["big_orders"]
     assert live.spec.sql_for("trino") == rewritten
     assert diff_specs(adapter.storable(VIEW, declared), live.spec, adapter.capabilities.rewrites_sql) == []
+
+
+def test_adopting_an_athena_view_needs_no_cosmetic_changes(
+    make_adapter: Callable[..., GlueAdapter], db: Any, writer: Writer
+) -> None:
+    """A declaration matching what Athena wrote plans no field change; adoption stamps the marker."""
+    from reconciler.plan import diff_specs
+
+    adapter = make_adapter("athena")
+    db.create_table(DatabaseName="analytics", TableInput=athena_view("athena_made", "SELECT 1 AS x"))
+    declared = ViewSpec(columns=[Column(name="x", type="int")],
+                        representations=[Representation(dialect="trino", sql="SELECT 1 AS x")])
+    view = ViewId("glue", "analytics", "athena_made")
+    live = adapter.fetch("analytics").views["athena_made"]
+    assert live.spec.default_catalog == "awsdatacatalog"
+    assert diff_specs(adapter.storable(view, declared), live.spec, rewrites_sql=True) == []
+    adopted = writer.update(adapter, live, declared)
+    assert adopted.spec.default_catalog == "awsdatacatalog"
