@@ -199,11 +199,17 @@ class HiveMetastoreAdapter(CatalogAdapter):
             client = self._client()
             try:
                 return fn(client)
-            except TTransport.TTransportException as exc:
+            except (TTransport.TTransportException, OSError) as exc:
                 self._drop_client()
                 if attempt == 2 or not retry:
                     raise AdapterError(f"catalog {self.name!r}: {what} failed: lost the connection to "
                                        f"{self.host}:{self.port} ({exc})") from None
+            except TException as exc:
+                # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
+                self._drop_client()  # the protocol state may be out of step after an error
+                detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                raise AdapterError(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
+                                   f"{detail}") from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:

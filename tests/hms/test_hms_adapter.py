@@ -202,3 +202,17 @@ def test_update_keeps_engine_format_and_foreign_parameters(make_adapter: Any, da
     final = spark_adapter.fetch(database).views["kept"]
     assert final.format == "spark"
     assert final.spec.digest() == want.digest()
+
+
+def test_fetch_reads_many_views_in_chunks(adapter: HiveMetastoreAdapter, database: str) -> None:
+    from reconciler.adapters.hms import CHUNK
+
+    spec = spec_of()
+    count = CHUNK * 2 + 7
+    for i in range(count):
+        view = ViewId("hive", database, f"m{i:03d}")
+        adapter.create(view, adapter.storable(view, spec), marker_for(adapter, view, spec), CTX)
+    before = adapter.calls
+    snap = adapter.fetch(database)
+    assert len(snap.views) == count
+    assert adapter.calls - before == 1 + 3  # one listing, three chunks
