@@ -17,10 +17,12 @@ and the connection URL is only ever shown with its password hidden.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+from urllib.parse import quote
 
 import sqlalchemy as sa
 import sqlglot
@@ -286,6 +288,34 @@ class _RawView:
     columns: list[ReflectedColumn] = field(default_factory=list)
 
 
+def _read_only_url(url: URL) -> URL:
+    """SQLite: open the file read-only, so a wrong path fails instead of creating a database."""
+    path = url.database or ""
+    if url.get_backend_name() != "sqlite" or path in ("", ":memory:") or path.startswith("file:"):
+        return url
+    return url.set(database="file:" + quote(path), query={**url.query, "mode": "ro", "uri": "true"})
+
+
+def _read_only_session(dialect: str) -> Any:
+    """A connect hook that makes every session read-only: discovery can never write."""
+    statement = {
+        "postgres": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+        "mysql": "SET SESSION TRANSACTION READ ONLY",
+        "sqlite": "PRAGMA query_only = ON",
+    }[dialect]
+
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(statement)
+        finally:
+            cursor.close()
+        if dialect == "postgres":
+            dbapi_connection.commit()  # psycopg opened a transaction for the SET
+
+    return on_connect
+
+
 def _is_true(value: str) -> bool:
     return value.strip().lower() in ("true", "on", "yes", "1")
 
@@ -310,6 +340,7 @@ class JdbcAdapter(CatalogAdapter):
                                "(supported: postgresql, mysql, mariadb, sqlite)")
         self.dialect: str = _DIALECTS[backend]
         self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
 
     # ----------------------------------------------------------- plumbing
     @property
@@ -326,12 +357,15 @@ class JdbcAdapter(CatalogAdapter):
 
     @property
     def engine(self) -> Engine:
-        if self._engine is None:
-            try:
-                self._engine = sa.create_engine(self._url, pool_pre_ping=True)
-            except Exception as exc:
-                raise self._error("cannot open the database", exc) from None
-        return self._engine
+        with self._engine_lock:  # fetch runs in several threads; one engine (and pool) for all
+            if self._engine is None:
+                try:
+                    engine = sa.create_engine(_read_only_url(self._url), pool_pre_ping=True)
+                except Exception as exc:
+                    raise self._error("cannot open the database", exc) from None
+                sa.event.listen(engine, "connect", _read_only_session(self.dialect))
+                self._engine = engine
+            return self._engine
 
     def close(self) -> None:
         if self._engine is not None:

@@ -116,6 +116,8 @@ def mysql_db(mysql_admin: sa.Engine) -> Iterator[Db]:
 def sqlite_db(tmp_path: Path) -> Iterator[Db]:
     url = f"sqlite:///{tmp_path / 'views.db'}"
     engine = sa.create_engine(url)
+    with engine.connect() as conn:  # creates the (empty) file: the adapter opens it read-only
+        conn.exec_driver_sql("PRAGMA user_version")
     try:
         yield Db("sqlite", url, "main", engine)
     finally:

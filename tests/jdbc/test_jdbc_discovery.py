@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -286,6 +287,7 @@ def test_postgres_type_mapping(pg_db: Db) -> None:
     assert snap.warnings == []
 
 
+@pytest.mark.filterwarnings("ignore:Did not recognize type")
 def test_postgres_user_types_and_unknown_types(pg_db: Db) -> None:
     pg_db.run(
         "CREATE TYPE mood AS ENUM ('happy', 'sad')",
@@ -407,6 +409,26 @@ def test_writes_raise_the_read_only_message(sqlite_db: Db) -> None:
         assert "'db'" in str(err.value)
     # and nothing changed
     assert sorted(a.fetch("main").views) == ["v"]
+
+
+def test_sessions_are_read_only_at_the_database(db: Db) -> None:
+    """Defence in depth: even a bug could not make discovery write."""
+    a = adapter(db)
+    a.fetch(db.schema)
+    with a.engine.connect() as conn, pytest.raises(sa.exc.DBAPIError):
+        conn.exec_driver_sql("CREATE TABLE must_not_exist (x INTEGER)")
+        conn.commit()
+    a.close()
+    with db.engine.connect() as conn:
+        assert "must_not_exist" not in sa.inspect(conn).get_table_names()
+
+
+def test_a_missing_sqlite_file_is_an_error_not_a_new_database(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "views.db"
+    a = JdbcAdapter("lite", {"url": f"sqlite:///{missing}"})
+    with pytest.raises(AdapterError, match="unable to open database file"):
+        a.fetch("main")
+    assert not missing.exists() and not missing.parent.exists()
 
 
 def test_storable_fills_what_the_database_decides() -> None:
