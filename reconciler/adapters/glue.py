@@ -317,7 +317,8 @@ class GlueAdapter(CatalogAdapter):
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        table_input = self._encode(view, self._prepare(view, spec), marker.as_properties(), base=handle.table)
+        table_input = self._encode(view, self._prepare(view, spec), marker.as_properties(),
+                                   base=handle.table or None)
         if self.view_format == "multi-dialect":
             table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
         kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": table_input}
@@ -437,9 +438,11 @@ def _native_version(item: dict[str, Any]) -> NativeVersion:
     when = table.get("UpdateTime") or table.get("CreateTime")
     ts = int(when.timestamp() * 1000) if isinstance(when, datetime) else None
     summary = {k: params[k] for k in (MANAGED_BY, SPEC_DIGEST) if params.get(k)}
-    dialects: tuple[str, ...] = ()
     reps = (table.get("ViewDefinition") or {}).get("Representations") or []
     if reps:
         dialects = tuple(sorted(str(r.get("Dialect")) for r in reps))
+    else:  # a legacy view: the dialect of the engine format it is in
+        fmt = formats.detect(legacy.to_desc(table, str(table.get("DatabaseName", "")))) if table.get("Name") else None
+        dialects = (formats.DIALECT_OF[fmt],) if fmt in formats.DIALECT_OF else ()
     return NativeVersion(version=str(item.get("VersionId", table.get("VersionId", ""))),
                          timestamp_ms=ts, summary=summary, dialects=dialects)

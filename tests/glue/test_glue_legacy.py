@@ -82,6 +82,8 @@ def test_athena_lifecycle(make_adapter: Callable[..., GlueAdapter], db: Any, wri
     assert other.managed_by is None and other.format == "trino"
     assert other.spec.sql_for("trino") == "SELECT 1 AS x"
 
+    history = adapter.native_history(VIEW)
+    assert [v.version for v in history] == ["1", "2", "3"] and history[-1].dialects == ("trino",)
     adapter.drop(live, WriteContext())
     snap = adapter.fetch("analytics")
     assert set(snap.views) == {"someone_elses"} and snap.tables == {"orders"}
