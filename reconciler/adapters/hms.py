@@ -316,8 +316,9 @@ class HiveMetastoreAdapter(CatalogAdapter):
             try:
                 c.create_table(table)
             except AlreadyExistsException:
-                raise AdapterError(f"catalog {self.name!r}: cannot create {view}: a table or view with that "
-                                   f"name already exists") from None
+                # The plan saw the name free: someone took it since.
+                raise ConflictError(f"catalog {self.name!r}: cannot create {view}: a table or view with that "
+                                    f"name was created since the plan (plan again)") from None
             except (InvalidObjectException, NoSuchObjectException) as exc:
                 if not self._database_exists(view.schema):
                     raise AdapterError(f"catalog {self.name!r}: cannot create {view}: database "

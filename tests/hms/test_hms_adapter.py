@@ -130,6 +130,13 @@ def test_conflict_when_view_changed_since_read(adapter: HiveMetastoreAdapter, da
         adapter.update(live, adapter.storable(view, spec), marker_for(adapter, view, spec), CTX)
     with pytest.raises(ConflictError):
         adapter.drop(live, CTX)
+    with pytest.raises(ConflictError, match="created since the plan"):
+        adapter.create(view, adapter.storable(view, spec), marker_for(adapter, view, spec), CTX)
+    # Dropping a view that is already gone converges silently.
+    fresh = adapter.fetch(database).views["c"]
+    adapter.drop(fresh, CTX)
+    adapter.drop(fresh, CTX)
+    assert "c" not in adapter.fetch(database).views
 
 
 def test_unreachable_metastore_is_a_clear_error() -> None:
