@@ -96,3 +96,39 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     assert stale.returncode == 1 and "stale plan" in stale.stdout + stale.stderr, stale.stdout + stale.stderr
     after = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
     assert after["VersionId"] == moved  # nothing applied
+
+
+def test_import_and_adopt_an_athena_view(tmp_path: Path, glue_url: str, raw_glue: Any) -> None:
+    """The common Glue story: views Athena made, imported as YAML, adopted, then quiet."""
+    import base64
+    import json
+
+    raw_glue.create_database(DatabaseInput={"Name": "analytics"})
+    definition = {"originalSql": "SELECT 1 AS x", "catalog": "awsdatacatalog", "schema": "analytics",
+                  "columns": [{"name": "x", "type": "integer"}]}
+    raw_glue.create_table(DatabaseName="analytics", TableInput={
+        "Name": "athena_v", "TableType": "VIRTUAL_VIEW",
+        "ViewOriginalText": "/* Presto View: " + base64.b64encode(json.dumps(definition).encode()).decode() + " */",
+        "ViewExpandedText": "/* Presto View */", "Parameters": {"presto_view": "true", "comment": "Presto View"},
+        "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}]}})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "endpoint_url": glue_url,
+                              "view_format": "athena"}},
+    }))
+    imported = viewsync(repo, "import", "--catalog", "glue")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    doc = yaml.safe_load((repo / "views" / "glue" / "analytics.yaml").read_text())
+    assert doc["views"][0]["representations"] == [{"dialect": "trino", "sql": "SELECT 1 AS x"}]
+
+    plan = viewsync(repo, "plan", "--adopt", "--detailed-exitcode")
+    assert plan.returncode == 2 and "adopt glue.analytics.athena_v" in plan.stdout, plan.stdout + plan.stderr
+    assert "~" not in plan.stdout.split("adopt glue.analytics.athena_v")[1].split("Plan:")[0]  # no field changes
+    applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    again = viewsync(repo, "plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="athena_v")["Table"]
+    assert stored["Parameters"]["viewsync.managed-by"] == "t" and stored["Parameters"]["presto_view"] == "true"
