@@ -196,10 +196,11 @@ def _from_glot(dt: exp.DataType) -> str | None:
 
 def infer_types(
     sql: str, dialect: str, schema: str, known: Mapping[str, Mapping[str, str]]
-) -> dict[str, str]:
-    """Output column name (lowercased: sqlglot folds SQLite names) -> canonical type,
-    inferred from the types of the objects `sql` reads (`known`: object -> column ->
-    canonical type). Best effort: {} when sqlglot cannot follow the SQL."""
+) -> list[tuple[str, str | None]]:
+    """The query's output columns in order, as (name lowercased, as sqlglot folds SQLite
+    names; canonical type or None), inferred from the types of the objects `sql` reads
+    (`known`: object -> column -> canonical type). Best effort: [] when sqlglot cannot
+    follow the SQL."""
     glot_schema: dict[str, dict[str, str]] = {}
     for obj, cols in known.items():
         typed = {col: g for col, t in cols.items() if (g := _to_glot(t)) is not None}
@@ -211,15 +212,11 @@ def infer_types(
                        validate_qualify_columns=False, quote_identifiers=False)
         tree = annotate_types(tree, schema={schema: glot_schema}, dialect=dialect)
     except Exception:  # sqlglot raises many kinds of errors on SQL it cannot follow
-        return {}
+        return []
     if not isinstance(tree, exp.Query):
-        return {}
-    out: dict[str, str] = {}
-    for sel in tree.selects:
-        canonical = _from_glot(sel.type) if sel.type is not None else None
-        if canonical:
-            out[sel.alias_or_name.lower()] = canonical
-    return out
+        return []
+    return [(sel.alias_or_name.lower(), _from_glot(sel.type) if sel.type is not None else None)
+            for sel in tree.selects]
 
 
 def _infer_missing(types: dict[str, dict[str, str | None]], bodies: Mapping[str, str],
@@ -235,9 +232,15 @@ def _infer_missing(types: dict[str, dict[str, str | None]], bodies: Mapping[str,
             if None not in cols.values():
                 continue
             inferred = infer_types(bodies[view], "sqlite", schema, known)
+            # Same width: match by position (CREATE VIEW v(a, b) renames the outputs).
+            if len(inferred) == len(cols):
+                guesses = {col: t for col, (_, t) in zip(cols, inferred, strict=True)}
+            else:
+                by_name = dict(inferred)
+                guesses = {col: by_name.get(col.lower()) for col in cols}
             for col, t in cols.items():
-                if t is None and col.lower() in inferred:
-                    cols[col] = inferred[col.lower()]
+                if t is None and guesses.get(col) is not None:
+                    cols[col] = guesses[col]
                     changed = True
         if not changed:
             return

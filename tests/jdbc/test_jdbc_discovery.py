@@ -362,12 +362,13 @@ def test_sqlite_declared_and_inferred_types(sqlite_db: Db) -> None:
 def test_sqlite_create_view_variants_keep_only_the_body(sqlite_db: Db) -> None:
     sqlite_db.run(
         "CREATE TABLE t (x INTEGER)",
-        'CREATE VIEW IF NOT EXISTS "as as"(renamed) AS   SELECT x FROM t  ',
+        'CREATE VIEW IF NOT EXISTS "as as"(renamed, twice) AS   SELECT x, x * 2 FROM t  ',
         "create view [br acket] as select x as y from t",
     )
     snap = adapter(sqlite_db).fetch("main")
-    assert snap.views["as as"].spec.representations[0].sql == "SELECT x FROM t"
-    assert columns(snap, "as as") == [("renamed", "int")]
+    assert snap.views["as as"].spec.representations[0].sql == "SELECT x, x * 2 FROM t"
+    # the column list renames outputs by position; inferred types follow the position
+    assert columns(snap, "as as") == [("renamed", "int"), ("twice", "int")]
     assert snap.views["br acket"].spec.representations[0].sql == "select x as y from t"
 
 

@@ -90,10 +90,10 @@ def test_infer_types_follows_tables_and_views() -> None:
         "SELECT o.id, SUM(o.amount) AS total, COUNT(*) AS c, UPPER(o.note) AS u, b.n * 1.5 AS f, "
         "o.id = 1 AS flag FROM orders AS o JOIN base AS b ON b.n = o.id GROUP BY o.id, o.note, b.n",
         "sqlite", "main", known)
-    assert got == {"id": "bigint", "total": "decimal(10,2)", "c": "bigint", "u": "string",
-                   "f": "double", "flag": "boolean"}
+    assert got == [("id", "bigint"), ("total", "decimal(10,2)"), ("c", "bigint"), ("u", "string"),
+                   ("f", "double"), ("flag", "boolean")]
 
 
 def test_infer_types_is_best_effort() -> None:
-    assert infer_types("this is not sql (", "sqlite", "main", {}) == {}
-    assert infer_types("SELECT x FROM unknown_table", "sqlite", "main", {}) == {}
+    assert infer_types("this is not sql (", "sqlite", "main", {}) == []
+    assert infer_types("SELECT x FROM unknown_table", "sqlite", "main", {}) in ([], [("x", None)])
