@@ -11,6 +11,7 @@ import socket
 import subprocess
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,8 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
 
 @pytest.fixture(scope="session")
 def spark(metastore: Metastore) -> Iterator[Any]:
+    # pyspark warns about pandas 3 on import; the tests do not use pandas.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         from pyspark.sql import SparkSession
     except ImportError:

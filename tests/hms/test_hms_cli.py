@@ -88,3 +88,34 @@ def test_plan_errors_through_cli(tmp_path: Path, metastore: Any, database: str, 
     applied = viewsync(repo, "apply", "--auto-approve")
     assert applied.returncode == 1
     assert sorted(hms_client.get_all_tables(database)) == ["orders"]
+
+
+def test_import_adopt_then_plan_is_empty(tmp_path: Path, metastore: Any, spark: Any, database: str) -> None:
+    """A view Spark created is imported as YAML, adopted, and then needs nothing more."""
+    spark.sql(f"CREATE TABLE {database}.events (kind STRING, n INT) USING parquet")
+    spark.sql(f"INSERT INTO {database}.events VALUES ('a', 1), ('b', 2), ('a', 3)")
+    spark.sql(f"USE {database}")
+    spark.sql(f"CREATE VIEW {database}.kinds (Kind COMMENT 'event kind', Total COMMENT 'sum of n') "
+              f"COMMENT 'per kind' AS SELECT kind AS Kind, SUM(n) AS Total FROM events GROUP BY kind")
+    spark.sql("USE default")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
+    }))
+    imported = viewsync(repo, "import", "--catalog", "hive", "--schema", database)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    doc = yaml.safe_load((repo / "views" / "hive" / f"{database}.yaml").read_text())
+    [decl] = doc["views"]
+    assert decl["name"] == "kinds"
+    assert [c["name"] for c in decl["columns"]] == ["Kind", "Total"]
+
+    blocked = viewsync(repo, "plan", "--detailed-exitcode")
+    assert blocked.returncode == 1 and "unmanaged" in (blocked.stdout + blocked.stderr).lower()
+    adopted = viewsync(repo, "apply", "--auto-approve", "--adopt")
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    again = viewsync(repo, "plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = spark.sql(f"SELECT * FROM {database}.kinds ORDER BY Kind").collect()
+    assert [(r["Kind"], r["Total"]) for r in rows] == [("a", 4), ("b", 2)]
