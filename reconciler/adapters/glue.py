@@ -10,7 +10,7 @@ Catalog options:
   dialect_versions  {ATHENA: "3", SPARK: "3.5", ...} for multi-dialect representations
   profile         a named profile of the shared AWS config files
 Credentials come from the default AWS chain (environment variables, shared
-files, SSO, instance/task roles); viewsync never reads, prints or stores them.
+files, SSO, instance/task roles) via boto3; viewsync never prints or stores them.
 
 Reads every Glue view kind (see glue_codec and glue_legacy); writes the one
 chosen by `view_format`. Updates carry the table's VersionId so a concurrent
