@@ -435,8 +435,13 @@ class JdbcAdapter(CatalogAdapter):
             rows = conn.exec_driver_sql("PRAGMA database_list").all()
             return schema in {r[1] for r in rows} and schema != "temp"
         if self.dialect == "postgres":
+            # pg_get_viewdef qualifies the names it cannot see on the search_path, so the
+            # text depends on it: pin it (for this transaction) to the schema being read.
+            # Same-schema names then read unqualified, as default_namespace = [schema] says.
             ns = sa.table("pg_namespace", sa.column("nspname"), schema="pg_catalog")
-            query = sa.select(ns.c.nspname).where(ns.c.nspname == schema)
+            pin = sa.func.pg_catalog.set_config("search_path", sa.func.pg_catalog.quote_ident(ns.c.nspname),
+                                                True)
+            query = sa.select(ns.c.nspname, pin).where(ns.c.nspname == schema)
         else:
             sch = sa.table("schemata", sa.column("schema_name"), schema="information_schema")
             query = sa.select(sch.c.schema_name).where(sch.c.schema_name == schema)

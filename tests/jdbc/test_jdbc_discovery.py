@@ -258,6 +258,23 @@ def test_postgres_comments_and_security_invoker(pg_db: Db) -> None:
     assert a.storable(snap.views["v"].id, v).digest() == v.digest()
 
 
+def test_postgres_bodies_do_not_depend_on_the_session_search_path(pg_db: Db) -> None:
+    """pg_get_viewdef qualifies what the search_path cannot see; two users with different
+    search paths must read the same spec (else one of them sees a perpetual diff)."""
+    pg_db.create_schema("sales")
+    pg_db.run("CREATE TABLE sales.orders (id INTEGER)", "CREATE TABLE public.rates (id INTEGER)",
+              "CREATE VIEW sales.v AS SELECT o.id FROM sales.orders o JOIN public.rates r ON r.id = o.id")
+    url = sa.engine.make_url(pg_db.url)
+    specs = []
+    for path in ("public", "sales", "sales,public"):
+        a = JdbcAdapter("pg", {"url": str(url.update_query_dict({"options": f"-csearch_path={path}"}))})
+        specs.append(a.fetch("sales").views["v"].spec)
+        a.close()
+    assert specs[0].digest() == specs[1].digest() == specs[2].digest()
+    sql = specs[0].representations[0].sql
+    assert "(orders o" in sql and "JOIN public.rates r" in sql  # own schema unqualified
+
+
 def test_mysql_sql_security_invoker(mysql_db: Db) -> None:
     mysql_db.run(
         "CREATE TABLE t (id INT)",
