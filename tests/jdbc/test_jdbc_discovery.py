@@ -275,6 +275,19 @@ def test_postgres_bodies_do_not_depend_on_the_session_search_path(pg_db: Db) -> 
     assert "(orders o" in sql and "JOIN public.rates r" in sql  # own schema unqualified
 
 
+def test_mysql_bodies_do_not_depend_on_the_default_database(mysql_db: Db) -> None:
+    make_sales(mysql_db)
+    url = sa.engine.make_url(mysql_db.url)
+    digests = []
+    for default_db in (mysql_db.schema, "test", None):
+        a = JdbcAdapter("my", {"url": str(url.set(database=default_db))})
+        snap = a.fetch(mysql_db.schema)
+        digests.append({name: live.spec.digest() for name, live in snap.views.items()})
+        a.close()
+    assert digests[0] == digests[1] == digests[2]
+    assert len(digests[0]) == 4
+
+
 def test_mysql_sql_security_invoker(mysql_db: Db) -> None:
     mysql_db.run(
         "CREATE TABLE t (id INT)",
