@@ -11,7 +11,10 @@ SQLite has no types for computed view columns; those are inferred with
 sqlglot from the types of the objects the view reads.
 
 Identifiers always go through SQLAlchemy constructs (never pasted into SQL),
-and the connection URL is only ever shown with its password hidden.
+and the connection URL is only ever shown with its password hidden. Every
+session is read-only at the database (SQLite files are opened read-only), and
+PostgreSQL's search_path is pinned while reading so view bodies come out the
+same for every user.
 """
 
 from __future__ import annotations
