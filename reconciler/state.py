@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import engine_for
+from reconciler.adapters.managed import engine_for, ensure_tables
 from reconciler.errors import UserError
 from reconciler.model import ViewId
 from reconciler.secrets import redact
@@ -114,7 +114,7 @@ class StateStore:
         self.url = url
         try:
             self.engine = engine_for(url)
-            metadata.create_all(self.engine)
+            ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise UserError(f"cannot open the state store: {redact(str(err))}") from None
 

@@ -92,6 +92,18 @@ def engine_for(url: str) -> Engine:
         return eng
 
 
+def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
+    """create_all that survives another process creating the same tables at the same moment."""
+    for attempt in range(5):
+        try:
+            meta.create_all(engine)
+            return
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):
+            if attempt == 4:
+                raise
+            time.sleep(0.1 * (attempt + 1))  # the other creator finishes; checkfirst then sees its tables
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -113,7 +125,7 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         try:
             self.engine = engine_for(url)
-            metadata.create_all(self.engine)
+            ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
                                f"{redact(str(err.orig if hasattr(err, 'orig') else err))}") from None
