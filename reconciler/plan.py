@@ -240,6 +240,8 @@ def build_plan(
                 plan.errors.append(PlanError("read_only_catalog", _read_only(msg, adapter), vid))
                 continue
             changes = diff_specs(want, live.spec, caps.rewrites_sql)
+            if not spec.columns:  # an expectation that names no columns does not constrain them
+                changes = [c for c in changes if c.field != "columns"]
             if changes:
                 fields = ", ".join(c.field for c in changes)
                 msg = f"{vid}: live view differs from the declaration ({fields})"
@@ -286,6 +288,9 @@ def build_plan(
                                   want.canonical(), live.spec.canonical()))
         else:
             plan.unchanged += 1
+
+    for (_catalog, _schema), snap in sorted(snapshots.items()):
+        plan.warnings.extend(snap.warnings)
 
     # Live views: unmanaged ones are listed; ours that are no longer declared may be pruned.
     drops: list[Action] = []

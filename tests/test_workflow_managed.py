@@ -250,3 +250,14 @@ def test_drift_detects_out_of_band_edit(sample_repo: Path) -> None:
     assert res.code == 2
     items = json.loads(res.out)["items"]
     assert [(i["kind"], i["view"]["name"]) for i in items] == [("changed_out_of_band", "refunds")]
+
+
+def test_fetch_warnings_reach_the_plan() -> None:
+    from reconciler.adapters.base import SchemaSnapshot
+    from reconciler.adapters.managed import ManagedAdapter
+    from reconciler.plan import PlanOptions, build_plan
+
+    adapter = ManagedAdapter("local", {"url": "sqlite:///:memory:"})
+    snap = SchemaSnapshot("local", "s", warnings=["local.s.odd: cannot be read (unknown type 'variant')"])
+    plan = build_plan({}, {("local", "s"): snap}, {"local": adapter}, PlanOptions(project="p"), "sha256:" + "0" * 64)
+    assert plan.warnings == ["local.s.odd: cannot be read (unknown type 'variant')"]
