@@ -33,7 +33,7 @@ class Declarations:
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
         ids = sorted(self.views) if selected is None else sorted(selected)
-        return digest_of({str(v): self.views[v].canonical() for v in ids})
+        return digest_of({str(v): self.views[v].digest() for v in ids})
 
     def schemas(self) -> set[tuple[str, str]]:
         return {(v.catalog, v.schema) for v in self.views}
@@ -120,6 +120,8 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
             problems.extend(spec_problems)
             continue
         body = {k: v for k, v in raw.items() if k != "name"}
+        if body.get("default_namespace") is None:  # the documented default: the view's own schema
+            body["default_namespace"] = vid.namespace
         try:
             spec = ViewSpec.model_validate(body)
         except pydantic.ValidationError as err:

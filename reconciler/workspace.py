@@ -6,8 +6,10 @@ adapters and fetches schemas in a thread pool (one bulk call per schema).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -23,6 +25,22 @@ from reconciler.secrets import redact
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@contextmanager
+def bulk_objects() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects.
+
+    Declarations and snapshots are acyclic; with tens of thousands of them alive,
+    each automatic full collection re-walks them all (measured: a third of a
+    10,000-view no-op plan). Reference counting still frees everything."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -64,7 +82,8 @@ class Workspace:
 
     # ---------------------------------------------------------- declarations
     def declarations(self, files: list[tuple[str, str]] | None = None) -> decl_mod.Declarations:
-        return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
+        with bulk_objects():
+            return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
 
     # ------------------------------------------------------------------ live
     def fetch(self, catalogs: Iterable[str], declared_schemas: set[tuple[str, str]],
@@ -98,9 +117,10 @@ class Workspace:
              git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
         catalogs = [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
-        snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
-        plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
-                          decl.digest(v for v in desired if selected(v, opts)), git)
+        with bulk_objects():
+            snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
+            plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
+                              decl.digest(v for v in desired if selected(v, opts)), git)
         return plan, snapshots
 
     def live_view(self, view: ViewId) -> SchemaSnapshot:

@@ -82,7 +82,8 @@ CONFIG_CASES = [
      "viewsync.yaml:4", "catalogs.local.pasword", "unknown key 'pasword'"),
     ("config-missing-env", "catalogs:\n  local: {type: managed, url: '${VS_TEST_UNSET_VAR}'}\n",
      "viewsync.yaml:4", "catalogs.local.url", "environment variable VS_TEST_UNSET_VAR is not set"),
-    ("config-bad-policy", "catalogs:\n  local: {type: managed, url: 'sqlite:///x.db'}\npolicy: {max_drop_fraction: 2}\n",
+    ("config-bad-policy",
+     "catalogs:\n  local: {type: managed, url: 'sqlite:///x.db'}\npolicy: {max_drop_fraction: 2}\n",
      "viewsync.yaml:5", "policy.max_drop_fraction", "greater than the maximum"),
     ("config-duplicate-key", "catalogs:\n  local: {type: managed, url: 'sqlite:///x.db'}\n"
      "  local: {type: managed, url: 'sqlite:///y.db'}\n", "viewsync.yaml:5", "catalogs.local", "duplicate key"),

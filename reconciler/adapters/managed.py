@@ -28,7 +28,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
-from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec
+from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
 from reconciler.secrets import redact
 
 metadata = sa.MetaData()
@@ -157,21 +157,21 @@ class ManagedAdapter(CatalogAdapter):
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
         for r in rows:
-            spec = ViewSpec.model_construct(
-                comment=r.view_comment,
-                columns=[Column.model_construct(**c) for c in json.loads(r.columns)],
-                representations=[Representation.model_construct(**x) for x in json.loads(r.representations)],
-                default_catalog=r.default_catalog,
-                default_namespace=json.loads(r.default_namespace) if r.default_namespace else None,
-                security=r.security_mode,
-                owner=r.owner,
-                properties=json.loads(r.properties),
-            )
-            live_digest = spec.digest()
+            # Rows we wrote from validated specs: rebuild them without re-validating.
+            spec = trusted(ViewSpec, {
+                "comment": r.view_comment,
+                "columns": [trusted(Column, c) for c in json.loads(r.columns)],
+                "representations": [trusted(Representation, x) for x in json.loads(r.representations)],
+                "default_catalog": r.default_catalog,
+                "default_namespace": json.loads(r.default_namespace) if r.default_namespace else None,
+                "security": r.security_mode,
+                "owner": r.owner,
+                "properties": json.loads(r.properties),
+            })
             snap.views[r.view_name] = LiveView.model_construct(
                 id=ViewId(self.name, schema, r.view_name), spec=spec, format="managed",
                 managed_by=r.managed_by, spec_digest=r.spec_digest, native_version=str(r.current_version),
-                fingerprint=f"managed:v{r.current_version}:{live_digest}", writable=True,
+                fingerprint=f"managed:v{r.current_version}:{spec.digest()}", writable=True,
                 handle=r.view_id,
             )
         return snap
