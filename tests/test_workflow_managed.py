@@ -261,3 +261,23 @@ def test_fetch_warnings_reach_the_plan() -> None:
     snap = SchemaSnapshot("local", "s", warnings=["local.s.odd: cannot be read (unknown type 'variant')"])
     plan = build_plan({}, {("local", "s"): snap}, {"local": adapter}, PlanOptions(project="p"), "sha256:" + "0" * 64)
     assert plan.warnings == ["local.s.odd: cannot be read (unknown type 'variant')"]
+
+
+def test_import_writes_yaml_that_plans_empty(sample_repo: Path, tmp_path: Path) -> None:
+    assert run_cli(sample_repo, "apply", "--auto-approve").code == 0
+    _insert_foreign_view(sample_repo, "legacy", "old_orders", None, "SELECT order_id\nFROM sales.orders")
+    fresh = tmp_path / "fresh"
+    (fresh / "views").mkdir(parents=True)
+    (fresh / "viewsync.yaml").write_text((sample_repo / "viewsync.yaml").read_text().replace(
+        "sqlite:///.viewsync/catalog.db", f"sqlite:///{sample_repo / '.viewsync' / 'catalog.db'}"))
+    res = run_cli(fresh, "import", "--catalog", "local")
+    assert res.code == 0 and "Imported 7 view(s)" in res.out
+    assert sorted(p.name for p in (fresh / "views" / "local").iterdir()) == ["analytics.yaml", "legacy.yaml",
+                                                                             "sales.yaml"]
+    assert "old_orders" in (fresh / "views/local/legacy.yaml").read_text()
+    assert run_cli(fresh, "validate").code == 0
+    data = _plan_json(fresh, "--adopt")
+    assert data["errors"] == [] and data["summary"]["create"] == 0 and data["summary"]["update"] == 0
+    assert [a["view"]["name"] for a in data["actions"]] == ["old_orders"]  # only adoption stamps the marker
+    again = run_cli(fresh, "import", "--catalog", "local")
+    assert "exists (use --force to overwrite)" in again.err
