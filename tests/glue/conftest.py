@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,15 +15,10 @@ import pytest
 from glue_support import Writer
 
 from reconciler.adapters.glue import GlueAdapter
+from tests.servers import free_port, stop, wait_ready
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +27,7 @@ def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if exe is None:
         pytest.skip("moto_server not installed (pip install 'moto[server,glue]')")
     log_dir: Path = tmp_path_factory.mktemp("moto")
-    port = _free_port()
+    port = free_port()
     with pytest.MonkeyPatch.context() as mp:
         # Dummy credentials for every boto3 client of the session; never the user's real ones.
         mp.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -48,27 +41,16 @@ def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=log,
                                 stderr=subprocess.STDOUT, env=dict(os.environ))
         url = f"http://127.0.0.1:{port}"
+        def probe() -> None:
+            urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
+
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                if proc.poll() is not None:
-                    pytest.skip(f"moto_server exited with {proc.returncode}; see {log_dir / 'moto.log'}")
-                try:
-                    urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        pytest.skip("moto_server did not start within 30 s")
-                    time.sleep(0.1)
+            why = wait_ready(proc, probe, what="moto_server", timeout=30, log=log_dir / "moto.log")
+            if why:
+                pytest.skip(why)
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
+            stop(proc, log)
 
 
 @pytest.fixture

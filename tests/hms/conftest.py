@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -20,6 +18,7 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.hms import HiveMetastoreAdapter
+from tests.servers import free_port, port_open, stop, wait_ready
 
 
 @dataclass
@@ -30,12 +29,6 @@ class Metastore:
     @property
     def uri(self) -> str:
         return f"thrift://127.0.0.1:{self.port}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pyspark_jars() -> Path | None:
@@ -56,7 +49,7 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
     if jars is None:
         pytest.skip("Hive Metastore needs the pyspark wheel (its jars hold Hive 2.3 + Derby)")
     d = tmp_path_factory.mktemp("hms")
-    port = _free_port()
+    port = free_port()
     cmd = [
         java, "-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-Dhive.async.log.enabled=false", f"-Dhive.log.dir={d}",
@@ -69,27 +62,14 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
     log = open(d / "metastore.out", "wb")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                tail = (d / "metastore.out").read_text(errors="replace")[-2000:]
-                pytest.skip(f"Hive Metastore could not start (exit {proc.returncode}):\n{tail}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break  # the port opens only once the schema exists
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.skip("Hive Metastore did not open its port within 90 s (see metastore.out)")
-                time.sleep(0.2)
+        # The port opens only once the schema exists: port open = ready.
+        why = wait_ready(proc, port_open(port), what="Hive Metastore", timeout=90, log=d / "metastore.out",
+                         interval=0.2)
+        if why:
+            pytest.skip(why)
         yield Metastore(port, d)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        stop(proc, log, timeout=20)
 
 
 @pytest.fixture(scope="session")

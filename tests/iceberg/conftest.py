@@ -14,10 +14,8 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +24,8 @@ from typing import Any
 
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+
+from tests.servers import free_port, stop, wait_ready
 
 SERVER_DIR = Path(__file__).parent / "server"
 SOURCE = SERVER_DIR / "IcebergRestServer.java"
@@ -71,12 +71,6 @@ def _compile(jars: list[Path]) -> Path:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class IcebergServer:
     """A running server plus the test hooks of IcebergRestServer.java."""
@@ -116,7 +110,7 @@ def _start(tmp: Path, *, token: str | None = None, client: str | None = None,
            prefix: str | None = None) -> Iterator[IcebergServer]:
     jars = _jars()
     build = _compile(jars)
-    port = _free_port()
+    port = free_port()
     cmd = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
            "-Dsun.net.httpserver.nodelay=true", f"-Dviewsync.maxPageSize={PAGE_SIZE}"]
     if token:
@@ -130,27 +124,15 @@ def _start(tmp: Path, *, token: str | None = None, client: str | None = None,
     log = (tmp / "server.log").open("wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     server = IcebergServer(port=port, token=token, client=client, prefix=prefix, process=proc)
-    deadline = time.monotonic() + 30
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"Iceberg REST server exited: {(tmp / 'server.log').read_text()[-2000:]}")
-        try:
-            server.admin("health", method="GET")
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("Iceberg REST server did not start within 30 s") from None
-            time.sleep(0.1)
+    why = wait_ready(proc, lambda: server.admin("health", method="GET"), what="Iceberg REST server", timeout=30,
+                     log=tmp / "server.log")
+    if why:
+        stop(proc, log)
+        raise RuntimeError(why)  # CI must not silently skip: javac and the jars are installed
     try:
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop(proc, log)
 
 
 @pytest.fixture(scope="session")

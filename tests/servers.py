@@ -1,0 +1,52 @@
+"""Starting and stopping the real backend processes the tests talk to."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> Callable[[], None]:
+    def probe() -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            pass
+
+    return probe
+
+
+def wait_ready(proc: subprocess.Popen[Any], probe: Callable[[], None], *, what: str, timeout: float,
+               log: Path, interval: float = 0.1) -> str | None:
+    """Poll `probe` (raises OSError until ready). Returns None when ready, else why not."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            return f"{what} exited with {proc.returncode} (see {log}):\n{tail}"
+        try:
+            probe()
+            return None
+        except OSError:
+            if time.monotonic() > deadline:
+                return f"{what} did not start within {timeout:.0f} s (see {log})"
+            time.sleep(interval)
+
+
+def stop(proc: subprocess.Popen[Any], log: IO[bytes] | None = None, timeout: float = 10) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if log is not None:
+        log.close()
