@@ -39,23 +39,12 @@ def lock_name(project: str) -> str:
     return f"apply:{project}"
 
 
-def _find(snap: SchemaSnapshot | None, name: str) -> LiveView | None:
-    if snap is None:
-        return None
-    live = snap.views.get(name)
-    if live is None:
-        for key, candidate in snap.views.items():
-            if key.lower() == name.lower():
-                return candidate
-    return live
-
-
 def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot]) -> list[str]:
     """Why each action no longer matches the catalog (empty = plan is fresh)."""
     reasons = []
     for a in plan.actions:
         snap = snapshots.get((a.view.catalog, a.view.schema))
-        live = _find(snap, a.view.name)
+        live = snap.find(a.view.name) if snap is not None else None
         if a.action == "create":
             if live is not None:
                 reasons.append(f"{a.view}: planned as create, but a view now exists")
@@ -100,7 +89,8 @@ def apply_plan(
             if result.failed:
                 result.skipped.append(action)
                 continue
-            live = _find(snapshots.get((action.view.catalog, action.view.schema)), action.view.name)
+            snap = snapshots.get((action.view.catalog, action.view.schema))
+            live = snap.find(action.view.name) if snap is not None else None
             error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
             if error is None:
                 result.applied.append(action)

@@ -231,11 +231,7 @@ def apply(
             raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
         opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),
                         bool(scope.get("allow_mass_drop")))
-        decl = ws.declarations()
-        current = decl.digest(v for v in decl.views if v.catalog in
-                              [c for c in ws.config.catalogs if not opts.catalogs or c in opts.catalogs]
-                              and _sel(v, opts))
-        if current != result.declarations_digest:
+        if ws.declarations_digest(ws.declarations(), opts) != result.declarations_digest:
             raise UserError(f"stale plan: the declarations changed since {plan_file} was made; nothing was "
                             "applied. Run `viewsync plan` again")
     else:
@@ -266,12 +262,6 @@ def apply(
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     if not res.ok:
         raise typer.Exit(1)
-
-
-def _sel(view: ViewId, opts: PlanOptions) -> bool:
-    from reconciler.plan import selected
-
-    return selected(view, opts)
 
 
 @app.command()

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from reconciler import sql as vsql
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
-from reconciler.model import LiveView, ViewId, ViewSpec, digest_of
+from reconciler.model import ViewId, ViewSpec, digest_of
 
 ActionKind = Literal["create", "update", "drop", "adopt"]
 FORMAT_VERSION = 1
@@ -186,20 +186,6 @@ def diff_specs(want: ViewSpec, live: ViewSpec, rewrites_sql: bool = False) -> li
     return changes
 
 
-def _lookup(snap: SchemaSnapshot, name: str) -> LiveView | None:
-    live = snap.views.get(name)
-    if live is None:
-        lowered = name.lower()
-        for key, candidate in snap.views.items():
-            if key.lower() == lowered:
-                return candidate
-    return live
-
-
-def _in_tables(snap: SchemaSnapshot, name: str) -> bool:
-    return name in snap.tables or name.lower() in {t.lower() for t in snap.tables}
-
-
 # ------------------------------------------------------------------ planning
 def build_plan(
     desired: Mapping[ViewId, ViewSpec],
@@ -231,7 +217,7 @@ def build_plan(
         if problems:
             continue
         want = adapter.storable(vid, spec)
-        live = _lookup(snap, vid.name)
+        live = snap.find(vid.name)
 
         if not caps.writable:
             # Read-only catalogs: declarations are expectations, any difference is an error.
@@ -252,7 +238,7 @@ def build_plan(
             continue
 
         if live is None:
-            if _in_tables(snap, vid.name):
+            if snap.has_table(vid.name):
                 plan.errors.append(PlanError("name_is_table", f"{vid}: the name is taken by a table in "
                                              f"catalog {vid.catalog!r}; views and tables share one namespace",
                                              vid))

@@ -115,13 +115,21 @@ class Workspace:
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
              git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
-        catalogs = [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]
+        catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
         with bulk_objects():
             snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
             plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
-                              decl.digest(v for v in desired if selected(v, opts)), git)
+                              self.declarations_digest(decl, opts), git)
         return plan, snapshots
+
+    def catalogs_in_scope(self, opts: PlanOptions) -> list[str]:
+        return [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]
+
+    def declarations_digest(self, decl: decl_mod.Declarations, opts: PlanOptions) -> str:
+        """Digest of the declarations a plan with these options covers (saved plans compare it)."""
+        catalogs = set(self.catalogs_in_scope(opts))
+        return decl.digest(v for v in decl.views if v.catalog in catalogs and selected(v, opts))
 
     def live_view(self, view: ViewId) -> SchemaSnapshot:
         try:

@@ -54,6 +54,21 @@ class SchemaSnapshot:
     views: dict[str, LiveView] = field(default_factory=dict)  # keyed by view name
     tables: set[str] = field(default_factory=set)  # names taken by non-view objects
     warnings: list[str] = field(default_factory=list)
+    _folded: dict[str, str] | None = field(default=None, repr=False, compare=False)
+
+    def find(self, name: str) -> LiveView | None:
+        """The live view called `name`, matched case-insensitively when the catalog
+        folds names (HMS and Glue lowercase them)."""
+        live = self.views.get(name)
+        if live is not None:
+            return live
+        if self._folded is None:
+            self._folded = {key.lower(): key for key in self.views}
+        key = self._folded.get(name.lower())
+        return self.views[key] if key is not None else None
+
+    def has_table(self, name: str) -> bool:
+        return name in self.tables or name.lower() in {t.lower() for t in self.tables}
 
 
 @dataclass(frozen=True)
