@@ -259,3 +259,26 @@ def test_force_unlock(git_repo: Path) -> None:
     assert blocked.code == 1 and "ghost@host:1" in blocked.err and f"force-unlock {dead}" in blocked.err
     assert run_cli(git_repo, "force-unlock", dead).code == 0
     assert run_cli(git_repo, "apply", "--auto-approve").code == 0
+
+
+def test_lock_timeout_waits_for_the_holder(git_repo: Path) -> None:
+    import threading
+    import time
+
+    from reconciler.config import load_config
+    from reconciler.state import GitInfo, StateStore
+
+    state = StateStore(load_config(git_repo).state_url)
+    other = state.start_run("demo-analytics", "apply", "other", GitInfo(), None, None)
+    state.acquire_lock("apply:demo-analytics", "other@host:9", other)
+
+    short = time.monotonic()
+    refused = run_cli(git_repo, "apply", "--auto-approve", "--lock-timeout", "0.6")
+    assert refused.code == 1 and "other@host:9" in refused.err
+    assert time.monotonic() - short >= 0.6  # it did wait before giving up
+
+    threading.Timer(1.0, state.release_lock, ("apply:demo-analytics", other)).start()
+    start = time.monotonic()
+    waited = run_cli(git_repo, "apply", "--auto-approve", "--lock-timeout", "30")
+    assert waited.code == 0 and "6 applied" in waited.out
+    assert 0.9 <= time.monotonic() - start < 30

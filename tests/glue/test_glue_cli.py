@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,13 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     again = viewsync(repo, "plan", "--detailed-exitcode")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "testing" not in again.stdout + again.stderr  # the dummy credentials are never printed
+
+    # `viewsync history` shows Glue's table versions beside our own version rows.
+    shown = viewsync(repo, "history", "glue.analytics.customer_totals")
+    assert shown.returncode == 0, shown.stderr
+    ours, native = shown.stdout.split("Native versions in catalog 'glue':")
+    assert re.search(r"v1 .* create", ours) and re.search(r"v2 .* update .*representations.trino.sql", ours)
+    assert len(re.findall(r"^\s+\d+\s", native, re.M)) >= 2
 
     # A saved plan is stale once Glue's VersionId moved, even when nothing else changed.
     _write_views(repo, TRINO)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,13 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
     history = adapter.native_history(ViewId("lake", ns, "customer_summary"))
     assert [h.version for h in history] == ["1", "2"]
     assert history[-1].summary["viewsync.git-commit"] == head
+
+    # `viewsync history` shows the catalog's native versions beside our own version rows
+    shown = run("history", f"lake.{ns}.customer_summary")
+    assert shown.returncode == 0, shown.stderr
+    ours, native = shown.stdout.split("Native versions in catalog 'lake':")
+    assert re.search(r"v1 .* create", ours) and re.search(rf"v2 .* update .*{head[:12]}", ours)
+    assert re.search(r"^\s+1\s", native, re.M) and re.search(rf"^\s+2\s.*\[spark, trino\].*{head}", native, re.M)
 
     # an out-of-band change by another client is drift
     live = adapter.fetch(ns).views["top_customers"]
