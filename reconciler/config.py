@@ -14,7 +14,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from reconciler import secrets, yamlsrc
@@ -27,11 +26,13 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @cache
-def schema(name: str) -> jsonschema.protocols.Validator:
+def schema(name: str) -> Any:
+    """The explaining validator (python-jsonschema), loaded only when input is invalid."""
+    import jsonschema
+
     with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
         doc = json.load(fh)
-    cls = jsonschema.validators.validator_for(doc)
-    return cls(doc)
+    return jsonschema.validators.validator_for(doc)(doc)
 
 
 @cache
@@ -68,9 +69,7 @@ class Config:
         return self.path.parent
 
 
-def schema_problems(
-    validator: jsonschema.protocols.Validator, data: Any, node: Any, file: str
-) -> list[Problem]:
+def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
     """JSON Schema errors as located problems (file:line:col + field path)."""
     problems: list[Problem] = []
     for err in validator.iter_errors(data):
@@ -95,8 +94,10 @@ def schema_problems(
     return problems
 
 
-def _leaves(err: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
+def _leaves(err: Any) -> list[Any]:
     # if/then and anyOf wrap the useful error in `context`; report the most specific one.
+    import jsonschema
+
     if err.context:
         best = jsonschema.exceptions.best_match(err.context)
         return _leaves(best) if best is not None else [err]
@@ -137,9 +138,8 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         node = yamlsrc.compose(text)
     except yamlsrc.YamlSyntaxError as err:
         raise ValidationFailed([Problem(display, err.line, err.column, err.field, err.message)]) from None
-    problems = schema_problems(schema("config.schema.json"), data, node, display)
-    if problems:
-        raise ValidationFailed(problems)
+    if not fast_schema("config.schema.json").is_valid(data):
+        raise ValidationFailed(schema_problems(schema("config.schema.json"), data, node, display))
     missing: list[tuple[tuple[str | int, ...], str]] = []
     expanded = _expand(data, (), missing)
     if missing:

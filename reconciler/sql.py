@@ -1,11 +1,11 @@
-"""sqlglot helpers: normalisation for comparison, referenced tables."""
+"""sqlglot helpers: normalisation for comparison, referenced tables.
+
+sqlglot is imported on first use: a no-op plan never parses SQL, and the
+import is a tenth of its start-up."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-
-import sqlglot
-from sqlglot import exp
 
 # viewsync dialect name -> sqlglot dialect (None = sqlglot's generic dialect)
 _DIALECTS: dict[str, str | None] = {
@@ -23,6 +23,8 @@ def sqlglot_dialect(dialect: str) -> str | None:
 @lru_cache(maxsize=4096)
 def normalize(sql: str, dialect: str) -> str:
     """A canonical text of `sql` for comparison; falls back to whitespace-collapsed text."""
+    import sqlglot
+
     text = sql.strip().rstrip(";").strip()
     try:
         tree = sqlglot.parse_one(text, read=sqlglot_dialect(dialect))
@@ -35,6 +37,9 @@ def normalize(sql: str, dialect: str) -> str:
 
 def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
     """Tables and views a query reads, as name parts (catalog?, db?, name), CTEs excluded."""
+    import sqlglot
+    from sqlglot import exp
+
     try:
         tree = sqlglot.parse_one(sql.strip().rstrip(";"), read=sqlglot_dialect(dialect))
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
@@ -56,6 +61,8 @@ def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
 
 def parse_error(sql: str, dialect: str) -> str | None:
     """A parse error message (with line/col) or None when sqlglot reads the query."""
+    import sqlglot
+
     try:
         sqlglot.parse_one(sql, read=sqlglot_dialect(dialect))
     except sqlglot.errors.ParseError as err:

@@ -97,17 +97,20 @@ class Workspace:
                                sorted(adapters))
             for pairs in listed:
                 targets.update(pairs)
-        results = self._map(lambda t: adapters[t[0]].fetch(t[1]), sorted(targets))
+        threaded = [t for t in sorted(targets) if adapters[t[0]].capabilities.io_bound_fetch]
+        inline = [t for t in sorted(targets) if not adapters[t[0]].capabilities.io_bound_fetch]
+        results = self._map(lambda t: adapters[t[0]].fetch(t[1]), threaded)
+        results += self._map(lambda t: adapters[t[0]].fetch(t[1]), inline, threads=False)
         return {(s.catalog, s.schema): s for s in results}
 
-    def _map(self, fn: Callable[[T], R], items: list[T]) -> list[R]:
+    def _map(self, fn: Callable[[T], R], items: list[T], threads: bool = True) -> list[R]:
         def guarded(item: T) -> R:
             try:
                 return fn(item)
             except AdapterError as err:
                 raise UserError(redact(str(err))) from None
 
-        if self.parallelism == 1 or len(items) < 2:
+        if not threads or self.parallelism == 1 or len(items) < 2:
             return [guarded(i) for i in items]
         with ThreadPoolExecutor(max_workers=min(self.parallelism, len(items))) as pool:
             return list(pool.map(guarded, items))

@@ -42,6 +42,9 @@ class Capabilities:
     rewrites_sql: bool = False
     # the catalog needs explicit columns in every view it stores
     requires_columns: bool = False
+    # fetches wait on a server (True) or are Python work in this process (False, e.g.
+    # SQLite): only the former gains from the --parallelism thread pool.
+    io_bound_fetch: bool = True
 
 
 @dataclass

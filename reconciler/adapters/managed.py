@@ -132,7 +132,8 @@ class ManagedAdapter(CatalogAdapter):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="managed", writable=True, multi_dialect=True, native_versions=True)
+        return Capabilities(strategy="managed", writable=True, multi_dialect=True, native_versions=True,
+                            io_bound_fetch=self.engine.dialect.name != "sqlite")
 
     def describe(self) -> str:
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
@@ -168,12 +169,13 @@ class ManagedAdapter(CatalogAdapter):
                 "owner": r.owner,
                 "properties": json.loads(r.properties),
             })
-            snap.views[r.view_name] = LiveView.model_construct(
-                id=ViewId(self.name, schema, r.view_name), spec=spec, format="managed",
-                managed_by=r.managed_by, spec_digest=r.spec_digest, native_version=str(r.current_version),
-                fingerprint=f"managed:v{r.current_version}:{spec.digest()}", writable=True,
-                handle=r.view_id,
-            )
+            snap.views[r.view_name] = trusted(LiveView, {
+                "id": ViewId(self.name, schema, r.view_name), "spec": spec, "format": "managed",
+                "managed_by": r.managed_by, "spec_digest": r.spec_digest,
+                "native_version": str(r.current_version),
+                "fingerprint": f"managed:v{r.current_version}:{spec.digest()}", "writable": True,
+                "handle": r.view_id,
+            })
         return snap
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
