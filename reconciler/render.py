@@ -38,6 +38,27 @@ def _is_sql(change: Change) -> bool:
     return change.field.startswith("representations.")
 
 
+def _column_text(col: dict[str, Any]) -> str:
+    comment = f"  -- {col['comment']}" if col.get("comment") else ""
+    return f"{col['name']} {col['type']}{comment}"
+
+
+def column_changes(before: list[dict[str, Any]] | None, after: list[dict[str, Any]] | None) -> list[str]:
+    """One line per added (+), removed (-) or changed (~) column, matched by name."""
+    old = {c["name"]: c for c in before or []}
+    new = {c["name"]: c for c in after or []}
+    lines = []
+    for c in after or []:
+        if c["name"] not in old:
+            lines.append(f"+ {_column_text(c)}")
+        elif old[c["name"]] != c:
+            lines.append(f"~ {_column_text(old[c['name']])}  ->  {_column_text(c)}")
+    lines += [f"- {_column_text(c)}" for c in before or [] if c["name"] not in new]
+    if not lines and [c["name"] for c in before or []] != [c["name"] for c in after or []]:
+        lines.append("~ order: " + ", ".join(c["name"] for c in after or []))
+    return lines
+
+
 def summary_line(plan: Plan) -> str:
     s = plan.summary()
     return (f"Plan: {s['create']} to create, {s['update']} to update, {s['drop']} to drop, "
@@ -81,11 +102,17 @@ def _action_text(a: Action, color: bool) -> list[str]:
     head = _c(f"  {sym} {a.action} {a.view}", COLOR[a.action], color) + f"  ({a.strategy})"
     lines = [head]
     for ch in a.changes:
-        if _is_sql(ch) and a.action in ("update", "adopt") and ch.before and ch.after:
+        if ch.field == "columns":
+            lines.append(f"      {'+' if a.action == 'create' else '-' if a.action == 'drop' else '~'} columns")
+            lines.extend("          " + c for c in column_changes(ch.before, ch.after))
+        elif _is_sql(ch) and a.action in ("update", "adopt") and ch.before and ch.after:
             lines.append(f"      ~ {ch.field}")
             for d in sql_diff(ch.before, ch.after)[2:]:
                 code = "32" if d.startswith("+") else "31" if d.startswith("-") else "0"
                 lines.append("          " + _c(d, code, color and code != "0"))
+        elif a.action == "create" and _is_sql(ch):
+            lines.append(f"      + {ch.field}")
+            lines.extend("          " + _c("+ " + ln, "32", color) for ln in str(ch.after).strip().splitlines())
         elif a.action == "create":
             lines.append(f"      + {ch.field} = {_short(ch.after)}")
         elif a.action == "drop":
@@ -175,6 +202,9 @@ def _action_markdown(a: Action) -> str:
             lines.append("```diff")
             lines.extend(sql_diff(ch.before, ch.after, ch.field.split(".")[1]))
             lines.append("```")
+        elif ch.field == "columns":
+            lines.append("- `columns`")
+            lines.extend(f"  - `{_md_escape(c)}`" for c in column_changes(ch.before, ch.after))
         else:
             lines.append(f"- `{ch.field}`: {_md_escape(_short(ch.before))} → {_md_escape(_short(ch.after))}")
     lines += ["", "</details>", ""]

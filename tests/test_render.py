@@ -32,3 +32,19 @@ def test_markdown_has_unified_sql_diff_per_view() -> None:
 def test_text_plan_shows_sql_diff_lines() -> None:
     out = text(_big_plan(1))
     assert "~ update c.s.v0" in out and "-SELECT col_1 FROM t_0" in out and "+SELECT c_1 FROM t_0" in out
+
+
+def test_column_changes_are_listed_per_column() -> None:
+    from reconciler.render import column_changes
+
+    before = [{"name": "id", "type": "bigint", "comment": None}, {"name": "old", "type": "int", "comment": None}]
+    after = [{"name": "id", "type": "int", "comment": "key"}, {"name": "amount", "type": "decimal(18,2)",
+                                                                 "comment": None}]
+    assert column_changes(before, after) == ["~ id bigint  ->  id int  -- key", "+ amount decimal(18,2)",
+                                             "- old int"]
+    plan = Plan(project="p", declarations_digest="sha256:" + "0" * 64)
+    plan.actions.append(Action("update", ViewId("c", "s", "v"), "managed", [Change("columns", before, after)],
+                               "sha256:" + "1" * 64, {}, {}))
+    out = text(plan)
+    assert "~ columns" in out and "+ amount decimal(18,2)" in out and "- old int" in out
+    assert "- `columns`" in markdown(plan) and "`+ amount decimal(18,2)`" in markdown(plan)
