@@ -39,12 +39,13 @@ def lock_name(project: str) -> str:
     return f"apply:{project}"
 
 
-def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot]) -> list[str]:
+def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot],
+                  folds: Callable[[str], bool]) -> list[str]:
     """Why each action no longer matches the catalog (empty = plan is fresh)."""
     reasons = []
     for a in plan.actions:
         snap = snapshots.get((a.view.catalog, a.view.schema))
-        live = snap.find(a.view.name) if snap is not None else None
+        live = snap.find(a.view.name, folds(a.view.catalog)) if snap is not None else None
         if a.action == "create":
             if live is not None:
                 reasons.append(f"{a.view}: planned as create, but a view now exists")
@@ -79,7 +80,10 @@ def apply_plan(
         # Under the lock, read again what the plan was made against.
         schemas = {(a.view.catalog, a.view.schema) for a in plan.actions}
         snapshots = ws.fetch(sorted({c for c, _ in schemas}), schemas, all_schemas=False)
-        reasons = stale_actions(plan, snapshots)
+        def folds(catalog: str) -> bool:
+            return ws.adapter(catalog).capabilities.fold_names
+
+        reasons = stale_actions(plan, snapshots, folds)
         if reasons:
             state.finish_run(run_id, "refused", {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
@@ -90,7 +94,7 @@ def apply_plan(
                 result.skipped.append(action)
                 continue
             snap = snapshots.get((action.view.catalog, action.view.schema))
-            live = snap.find(action.view.name) if snap is not None else None
+            live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
             error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
             if error is None:
                 result.applied.append(action)

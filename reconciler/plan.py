@@ -211,13 +211,13 @@ def build_plan(
             plan.errors.append(PlanError("schema_missing", f"{vid}: schema {vid.schema!r} does not exist "
                                          f"in catalog {vid.catalog!r} ({adapter.kind})", vid))
             continue
-        problems = adapter.check(vid, spec)
+        live = snap.find(vid.name, caps.fold_names)
+        problems = adapter.check(vid, spec, live)
         for code, message in problems:
             plan.errors.append(PlanError(code, message, vid))
         if problems:
             continue
         want = adapter.storable(vid, spec)
-        live = snap.find(vid.name)
 
         if not caps.writable:
             # Read-only catalogs: declarations are expectations, any difference is an error.
@@ -238,7 +238,7 @@ def build_plan(
             continue
 
         if live is None:
-            if snap.has_table(vid.name):
+            if snap.has_table(vid.name, caps.fold_names):
                 plan.errors.append(PlanError("name_is_table", f"{vid}: the name is taken by a table in "
                                              f"catalog {vid.catalog!r}; views and tables share one namespace",
                                              vid))
@@ -290,8 +290,9 @@ def build_plan(
                     plan.unmanaged.append(Unmanaged(live.id, live.format, live.managed_by))
                 continue
             managed_total += 1
-            if live.id in declared or any(v.catalog == catalog and v.schema == live.id.schema
-                                          and v.name.lower() == name.lower() for v in declared):
+            if live.id in declared or (adapter.capabilities.fold_names and any(
+                    v.catalog == catalog and v.schema == live.id.schema and v.name.lower() == name.lower()
+                    for v in declared)):
                 continue
             if opts.prune:
                 drops.append(Action("drop", live.id, adapter.capabilities.strategy,

@@ -281,3 +281,21 @@ def test_import_writes_yaml_that_plans_empty(sample_repo: Path, tmp_path: Path) 
     assert [a["view"]["name"] for a in data["actions"]] == ["old_orders"]  # only adoption stamps the marker
     again = run_cli(fresh, "import", "--catalog", "local")
     assert "exists (use --force to overwrite)" in again.err
+
+
+def test_case_sensitive_catalog_never_matches_another_case(sample_repo: Path) -> None:
+    """`Legacy` is not `legacy` in a case-sensitive catalog: it must not be adopted in its place."""
+    _insert_foreign_view(sample_repo, "sales", "legacy", None, "SELECT 1 AS x")
+
+    def declare(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["views"].append({"name": "Legacy", "representations": [{"dialect": "spark", "sql": "SELECT 2 AS x"}]})
+
+    _edit(sample_repo, "views/local/sales.yaml", declare)
+    data = _plan_json(sample_repo, "--adopt")
+    assert data["errors"] == []
+    assert ("create", "Legacy") in [(a["action"], a["view"]["name"]) for a in data["actions"]]
+    assert "legacy" in [u["name"] for u in data["unmanaged"]]
+    assert run_cli(sample_repo, "apply", "--auto-approve", "--adopt").code == 0
+    assert [r[3] for r in _catalog_rows(sample_repo) if r[0] == "legacy"] == [
+        '[{"dialect": "spark", "sql": "SELECT 1 AS x"}]']
+    assert run_cli(sample_repo, "plan", "--detailed-exitcode").code == 0

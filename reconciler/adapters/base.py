@@ -45,6 +45,9 @@ class Capabilities:
     # fetches wait on a server (True) or are Python work in this process (False, e.g.
     # SQLite): only the former gains from the --parallelism thread pool.
     io_bound_fetch: bool = True
+    # the catalog folds names to lower case (HMS, Glue): `Orders` and `orders` are one view.
+    # Case-sensitive catalogs (Iceberg, PostgreSQL) must never match them to each other.
+    fold_names: bool = False
 
 
 @dataclass
@@ -59,19 +62,19 @@ class SchemaSnapshot:
     warnings: list[str] = field(default_factory=list)
     _folded: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
-    def find(self, name: str) -> LiveView | None:
-        """The live view called `name`, matched case-insensitively when the catalog
-        folds names (HMS and Glue lowercase them)."""
+    def find(self, name: str, fold: bool) -> LiveView | None:
+        """The live view called `name`; with `fold` (catalogs that lowercase names,
+        see Capabilities.fold_names) matched case-insensitively."""
         live = self.views.get(name)
-        if live is not None:
+        if live is not None or not fold:
             return live
         if self._folded is None:
             self._folded = {key.lower(): key for key in self.views}
         key = self._folded.get(name.lower())
         return self.views[key] if key is not None else None
 
-    def has_table(self, name: str) -> bool:
-        return name in self.tables or name.lower() in {t.lower() for t in self.tables}
+    def has_table(self, name: str, fold: bool) -> bool:
+        return name in self.tables or (fold and name.lower() in {t.lower() for t in self.tables})
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,9 @@ class CatalogAdapter(ABC):
         defaults resolved. Plan compares this with the live spec."""
         return spec.resolved(view)
 
-    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
-        """Reasons this catalog cannot store `spec`, as (code, message) plan errors."""
+    def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
+        """Reasons this catalog cannot store `spec` (over `live`, the view it would
+        replace, if any), as (code, message) plan errors."""
         return []
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:

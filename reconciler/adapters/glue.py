@@ -183,6 +183,7 @@ class GlueAdapter(CatalogAdapter):
             writable_dialects=None,  # other dialects are kept in parameters
             rewrites_sql=True,  # validated ATHENA views come back in Glue's own encoding
             requires_columns=True,
+            fold_names=True,  # Glue lowercases database and table names
         )
 
     def list_schemas(self) -> list[str]:
@@ -270,7 +271,7 @@ class GlueAdapter(CatalogAdapter):
             return resolved.model_copy(update={"default_catalog": legacy.ATHENA_CATALOG})
         return resolved
 
-    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+    def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
         resolved = spec.resolved(view)
         if self.view_format != "multi-dialect":

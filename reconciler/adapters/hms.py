@@ -160,7 +160,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(strategy="format-aware", writable=True, multi_dialect=True, native_versions=False,
-                            writable_dialects=None, requires_columns=True)
+                            writable_dialects=None, requires_columns=True, fold_names=True)
 
     def describe(self) -> str:
         return f"{self.name} (hms, thrift://{self.host}:{self.port}, write_format={self.write_format})"
@@ -283,7 +283,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
         # The extras make read-back exact in every format: only defaults need resolving.
         return spec.resolved(view)
 
-    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+    def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (hms, write_format={self.write_format}): view {view}"
         errors: list[tuple[str, str]] = []
         for label, value in (("database", view.schema), ("view", view.name)):

@@ -303,7 +303,7 @@ class IcebergRestAdapter(CatalogAdapter):
     def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
         return fmt.storable(spec.resolved(view))
 
-    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+    def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         errors: list[tuple[str, str]] = []
         if not spec.columns:
             errors.append(("columns_required",

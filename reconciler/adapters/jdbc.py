@@ -637,7 +637,7 @@ class JdbcAdapter(CatalogAdapter):
             "properties": {},
         })
 
-    def check(self, view: ViewId, spec: ViewSpec) -> list[tuple[str, str]]:
+    def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         if spec.sql_for(self.dialect) is None:
             return [("dialect_not_storable",
                      f"catalog {self.name!r}, view {view}: this {self.dialect} catalog holds "
