@@ -80,7 +80,9 @@ def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL database on the machine's server, dropped afterwards."""
     down = _server_up(PG_ADMIN_URL)
     if down:
-        pytest.skip(f"PostgreSQL not reachable at 127.0.0.1:5432: {down}")
+        from tests.servers import backend_unavailable
+
+        backend_unavailable(f"PostgreSQL not reachable at 127.0.0.1:5432: {down}")
     name = f"vs_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:

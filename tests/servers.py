@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
+
+import pytest
+
+# .ci/run sets this: in CI a backend that cannot start is a failure, never a silent skip.
+REQUIRE_BACKENDS = os.environ.get("VIEWSYNC_REQUIRE_BACKENDS") == "1"
+
+
+def backend_unavailable(reason: str) -> NoReturn:
+    """Skip (on a developer machine without the backend) or fail (in CI)."""
+    if REQUIRE_BACKENDS:
+        pytest.fail(f"required backend unavailable: {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 def free_port() -> int:

@@ -578,7 +578,7 @@ class JdbcAdapter(CatalogAdapter):
             notes.append(f"{vid}: the view definition is not readable (missing privilege?); skipped")
             return None
         reflected = {str(c["name"]): c for c in raw.columns}
-        columns: list[Column] = []
+        columns: list[dict[str, Any]] = []
         for col_name in names:
             row = reflected.get(col_name)
             canonical = types.get(col_name)
@@ -591,11 +591,11 @@ class JdbcAdapter(CatalogAdapter):
                                  "with no canonical equivalent; read as string")
                 canonical = "string"
             comment = (row.get("comment") or None) if row and self.dialect == "postgres" else None
-            columns.append(Column(name=col_name, type=canonical, comment=comment))
-        try:
+            columns.append({"name": col_name, "type": canonical, "comment": comment})
+        try:  # a column the model rejects (e.g. an empty name) makes the view unrepresentable, not a crash
             spec = ViewSpec(
                 comment=raw.comment if self.dialect == "postgres" else None,
-                columns=columns,
+                columns=[Column(**c) for c in columns],
                 representations=[Representation(dialect=self.dialect, sql=body)],
                 default_namespace=[schema],
                 security="invoker" if raw.security == "invoker" else "definer",

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.servers import backend_unavailable
+
 PG_ADMIN = os.environ.get("VIEWSYNC_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 MYSQL_ADMIN = os.environ.get("VIEWSYNC_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 
@@ -57,8 +59,8 @@ def _admin_engine(url: str, reason: str) -> sa.Engine:
             pass
     except sa.exc.SQLAlchemyError as exc:
         engine.dispose()
-        pytest.skip(f"{reason} is not reachable ({type(exc).__name__}); "
-                    "start it as described in BACKENDS.md")
+        backend_unavailable(f"{reason} is not reachable ({type(exc).__name__}); "
+                            "start it as described in BACKENDS.md")
     return engine
 
 

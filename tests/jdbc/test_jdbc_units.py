@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import types as st
 from sqlalchemy.dialects import mysql as my
@@ -97,3 +99,18 @@ def test_infer_types_follows_tables_and_views() -> None:
 def test_infer_types_is_best_effort() -> None:
     assert infer_types("this is not sql (", "sqlite", "main", {}) == []
     assert infer_types("SELECT x FROM unknown_table", "sqlite", "main", {}) in ([], [("x", None)])
+
+
+def test_unrepresentable_view_is_a_warning_not_a_crash(tmp_path: Path) -> None:
+    import sqlite3
+
+    from reconciler.adapters.jdbc import JdbcAdapter
+
+    db = tmp_path / "odd.db"
+    con = sqlite3.connect(db)
+    con.executescript('CREATE TABLE t (a INT); CREATE VIEW fine AS SELECT a FROM t; '
+                      'CREATE VIEW blank AS SELECT a AS "" FROM t;')
+    con.close()
+    snap = JdbcAdapter("lite", {"url": f"sqlite:///{db}"}).fetch("main")
+    assert "fine" in snap.views and "blank" not in snap.views
+    assert any("blank" in w and "cannot be represented" in w for w in snap.warnings)
