@@ -73,8 +73,16 @@ def main_options(
     ctx.obj = Globals(repo.resolve(), config.resolve() if config else None, parallelism, verbose, color)
 
 
+def _progress(done: int, total: int) -> None:
+    sys.stderr.write(f"\rReading catalogs: {done}/{total} schema(s)" + ("\r\x1b[K" if done == total else ""))
+    sys.stderr.flush()
+
+
 def _open(g: Globals) -> Workspace:
-    return Workspace.open(g.repo, g.config, g.parallelism)
+    ws = Workspace.open(g.repo, g.config, g.parallelism)
+    if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
+        ws.progress = _progress
+    return ws
 
 
 def _declarations(ws: Workspace, ref: str | None) -> Declarations:

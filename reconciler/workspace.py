@@ -7,6 +7,7 @@ adapters and fetches schemas in a thread pool (one bulk call per schema).
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ class Workspace:
     root: Path
     config: Config
     parallelism: int = 8
+    progress: Callable[[int, int], None] | None = None  # (schemas read, schemas to read)
     _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
 
     @classmethod
@@ -99,8 +101,18 @@ class Workspace:
                 targets.update(pairs)
         threaded = [t for t in sorted(targets) if adapters[t[0]].capabilities.io_bound_fetch]
         inline = [t for t in sorted(targets) if not adapters[t[0]].capabilities.io_bound_fetch]
-        results = self._map(lambda t: adapters[t[0]].fetch(t[1]), threaded)
-        results += self._map(lambda t: adapters[t[0]].fetch(t[1]), inline, threads=False)
+        total, done = len(targets), [0]
+        lock = threading.Lock()
+
+        def one(t: tuple[str, str]) -> SchemaSnapshot:
+            snap = adapters[t[0]].fetch(t[1])
+            if self.progress is not None:
+                with lock:
+                    done[0] += 1
+                    self.progress(done[0], total)
+            return snap
+
+        results = self._map(one, threaded) + self._map(one, inline, threads=False)
         return {(s.catalog, s.schema): s for s in results}
 
     def _map(self, fn: Callable[[T], R], items: list[T], threads: bool = True) -> list[R]:

@@ -299,3 +299,16 @@ def test_case_sensitive_catalog_never_matches_another_case(sample_repo: Path) ->
     assert [r[3] for r in _catalog_rows(sample_repo) if r[0] == "legacy"] == [
         '[{"dialect": "spark", "sql": "SELECT 1 AS x"}]']
     assert run_cli(sample_repo, "plan", "--detailed-exitcode").code == 0
+
+
+def test_fetch_reports_progress_per_schema(sample_repo: Path) -> None:
+    from reconciler.plan import PlanOptions
+    from reconciler.workspace import Workspace
+
+    seen: list[tuple[int, int]] = []
+    ws = Workspace.open(sample_repo, parallelism=4)
+    ws.progress = lambda done, total: seen.append((done, total))
+    ws.plan(PlanOptions(project="demo-analytics"), ws.declarations())
+    assert sorted(seen) == [(1, 2), (2, 2)]  # two schemas declared, none live yet
+    quiet = run_cli(sample_repo, "plan")  # not a terminal: no progress in CI logs
+    assert "Reading catalogs" not in quiet.err
