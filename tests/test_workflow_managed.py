@@ -312,3 +312,37 @@ def test_fetch_reports_progress_per_schema(sample_repo: Path) -> None:
     assert sorted(seen) == [(1, 2), (2, 2)]  # two schemas declared, none live yet
     quiet = run_cli(sample_repo, "plan")  # not a terminal: no progress in CI logs
     assert "Reading catalogs" not in quiet.err
+
+
+def test_backend_failure_mid_apply_loses_nothing_and_rerun_converges(sample_repo: Path) -> None:
+    # The catalog starts refusing one write, as a full disk or a broken connection would.
+    (sample_repo / ".viewsync").mkdir()
+    con = sqlite3.connect(sample_repo / ".viewsync" / "catalog.db")
+    from reconciler.adapters.managed import metadata
+
+    engine = sa.create_engine(f"sqlite:///{sample_repo / '.viewsync' / 'catalog.db'}")
+    metadata.create_all(engine)
+    engine.dispose()
+    con.execute("CREATE TRIGGER refuse BEFORE INSERT ON view_meta WHEN NEW.view_name = 'customer_summary' "
+                "BEGIN SELECT RAISE(ABORT, 'simulated I/O error'); END")
+    con.commit()
+
+    failed = run_cli(sample_repo, "apply", "--auto-approve")
+    assert failed.code == 1 and "Traceback" not in failed.text
+    assert "customer_summary: failed" in failed.out and "simulated I/O error" in failed.out
+    outcomes = {r["view_name"]: r["outcome"] for r in json.loads(run_cli(sample_repo, "audit", "--format",
+                                                                          "json").out)}
+    assert outcomes["completed_orders"] == "applied" and outcomes["customer_summary"] == "failed"
+    assert "skipped" in outcomes.values()  # what came after the failure was not attempted
+    applied_before = {n for n, o in outcomes.items() if o == "applied"}
+    assert {r[0] for r in _catalog_rows(sample_repo)} == applied_before  # catalog and audit agree
+
+    con.execute("DROP TRIGGER refuse")
+    con.commit()
+    con.close()
+    rerun = run_cli(sample_repo, "apply", "--auto-approve")
+    assert rerun.code == 0, rerun.text
+    assert f"{6 - len(applied_before)} applied" in rerun.out  # only what was missing
+    assert run_cli(sample_repo, "plan", "--detailed-exitcode").code == 0
+    hist = json.loads(run_cli(sample_repo, "history", "local.sales.completed_orders", "--format", "json").out)
+    assert [v["version"] for v in hist["versions"]] == [1]  # nothing applied twice

@@ -221,8 +221,10 @@ class ManagedAdapter(CatalogAdapter):
                 view_id = int(res.inserted_primary_key[0])  # type: ignore[index]
                 conn.execute(view_version_info.insert().values(
                     self._version_row(view_id, 1, spec, marker.spec_digest, ctx.actor)))
-        except sa.exc.IntegrityError:
-            raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
+        except sa.exc.IntegrityError as err:
+            if view.name in self.fetch(view.schema).views:
+                raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
+            raise AdapterError(f"managed store refused {view}: {redact(str(err.orig))}") from None
         except SQLAlchemyError as err:
             raise AdapterError(f"managed store error creating {view}: {redact(str(err))}") from None
 
