@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
-from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.secrets import redact
 from reconciler.state import GitInfo, StateStore
@@ -152,7 +152,3 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
     state.record_version(run_id, action.view, action.action, action.desired, after_digest, changes, actor,
                          git.commit)
     return None
-
-
-def views_of(plan: Plan) -> list[ViewId]:
-    return [a.view for a in plan.actions]

@@ -69,17 +69,6 @@ def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-def config_at(root: Path, ref: str, name: str) -> str | None:
-    repo = _repo(root)
-    if repo is None:
-        return None
-    try:
-        blob = repo.commit(ref).tree / (_prefix(repo, root) + name)
-    except (KeyError, git.BadName, ValueError):
-        return None
-    return str(blob.data_stream.read().decode("utf-8"))
-
-
 def dirty_paths(root: Path) -> list[str]:
     """Uncommitted changes to declarations or config (what apply would act on)."""
     repo = _repo(root)

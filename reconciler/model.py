@@ -22,15 +22,7 @@ MARKER_PREFIX = "viewsync."
 MANAGED_BY = "viewsync.managed-by"
 SPEC_DIGEST = "viewsync.spec-digest"
 
-# A view/schema/catalog name: no dots (they separate parts), no slashes, no
-# control characters, no surrounding whitespace. Spaces, quotes and mixed case
-# are allowed because database views in the wild have them.
-_NAME_RE = re.compile(r"^[^\s./\x00-\x1f](?:[^./\x00-\x1f]*[^\s./\x00-\x1f])?$")
 _DIALECT_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
-
-
-def valid_name(name: str) -> bool:
-    return len(name) <= 255 and bool(_NAME_RE.match(name))
 
 
 @dataclass(frozen=True, order=True)
@@ -211,9 +203,6 @@ class LiveView(BaseModel):
     fingerprint: str = ""  # changes whenever anything about the live view changes
     writable: bool = True  # False for things we must never touch (e.g. Trino materialized views)
     handle: Any = Field(default=None, exclude=True)  # adapter-private (uuid, table object...)
-
-    def live_digest(self) -> str:
-        return self.spec.digest()
 
     def model_post_init(self, __context: Any) -> None:
         if not self.fingerprint:

@@ -12,7 +12,6 @@ A target that cannot hold a type exactly widens it (Iceberg has no tinyint);
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -448,10 +447,6 @@ def _spark_field_type(field: dict[str, Any]) -> Type:
     # Spark keeps CHAR/VARCHAR as string plus this metadata key.
     raw = (field.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING")
     return from_spark(raw) if raw else from_spark(field["type"])
-
-
-def to_spark_json(t: Type) -> str:
-    return json.dumps(to_spark(t))
 
 
 # ---------------------------------------------------------------------- flink
