@@ -213,6 +213,10 @@ def build_plan(
             continue
         live = snap.find(vid.name, caps.fold_names)
         problems = adapter.check(vid, spec, live)
+        if caps.writable_dialects is not None:
+            problems += [("dialect_not_storable", f"{vid}: catalog {vid.catalog!r} ({adapter.kind}) cannot store "
+                          f"dialect {d!r} (it stores: {', '.join(sorted(caps.writable_dialects))})")
+                         for d in spec.dialects() if d not in caps.writable_dialects]
         for code, message in problems:
             plan.errors.append(PlanError(code, message, vid))
         if problems:

@@ -346,3 +346,25 @@ def test_backend_failure_mid_apply_loses_nothing_and_rerun_converges(sample_repo
     assert run_cli(sample_repo, "plan", "--detailed-exitcode").code == 0
     hist = json.loads(run_cli(sample_repo, "history", "local.sales.completed_orders", "--format", "json").out)
     assert [v["version"] for v in hist["versions"]] == [1]  # nothing applied twice
+
+
+def test_dialect_the_catalog_cannot_store_is_a_plan_error() -> None:
+    from reconciler.adapters.base import Capabilities, SchemaSnapshot
+    from reconciler.adapters.managed import ManagedAdapter
+    from reconciler.model import Representation, ViewId, ViewSpec
+    from reconciler.plan import PlanOptions, build_plan
+
+    class SparkOnly(ManagedAdapter):  # a managed store restricted to one dialect
+        @property
+        def capabilities(self) -> Capabilities:
+            return Capabilities(strategy="managed", writable=True, multi_dialect=False, native_versions=True,
+                                writable_dialects=frozenset({"spark"}))
+
+    adapter = SparkOnly("local", {"url": "sqlite:///:memory:"})
+    spec = ViewSpec(representations=[Representation(dialect="spark", sql="SELECT 1"),
+                                     Representation(dialect="trino", sql="SELECT 1")])
+    vid = ViewId("local", "s", "v")
+    plan = build_plan({vid: spec}, {("local", "s"): SchemaSnapshot("local", "s")}, {"local": adapter},
+                      PlanOptions(project="p"), "sha256:" + "0" * 64)
+    assert plan.actions == [] and [e.code for e in plan.errors] == ["dialect_not_storable"]
+    assert "'trino'" in plan.errors[0].message
