@@ -44,7 +44,9 @@ from reconciler.secrets import redact
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
 OPTIONS = frozenset({"uri", "warehouse", "prefix", "token", "credential", "oauth2-server-uri", "scope",
-                     "headers", "properties"})
+                     "headers", "properties", "timeout"})
+DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
+UNREADABLE_FORMAT = "iceberg-unreadable"
 _SECRET_OPTIONS = ("token", "credential")
 _SECRET_WORDS = ("token", "secret", "password", "credential", "key", "auth")
 MAX_COMMIT_ATTEMPTS = 3
@@ -62,12 +64,39 @@ _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
 )
 
 
+class _TimeoutRestCatalog(RestCatalog):
+    """A RestCatalog whose every HTTP session has a default timeout, including the ones
+    pyiceberg opens during construction (/v1/config, the OAuth2 token request)."""
+
+    def __init__(self, name: str, timeout: float, **properties: str) -> None:
+        self._viewsync_timeout = timeout  # set first: the constructor already makes requests
+        super().__init__(name, **properties)
+
+    def _config_headers(self, session: requests.Session) -> None:
+        # the first thing pyiceberg does with each new session, before any request
+        _default_timeout(session, self._viewsync_timeout)
+        super()._config_headers(session)
+
+
+def _default_timeout(session: requests.Session, seconds: float) -> None:
+    """Give every request of `session` a timeout unless the caller set one."""
+    request = session.request
+
+    def with_timeout(method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = seconds
+        return request(method, url, *args, **kwargs)
+
+    session.request = with_timeout  # type: ignore[method-assign]
+
+
 @dataclass(frozen=True)
 class IcebergHandle:
     """What a fetch saw: the base of the next commit."""
 
     metadata: dict[str, Any]
     metadata_location: str | None
+    problem: str | None = None  # why pyiceberg rejected the metadata (then the view is unreadable)
 
 
 def _engine_version() -> str:
@@ -154,6 +183,11 @@ class IcebergRestAdapter(CatalogAdapter):
         for key in ("headers", "properties"):
             if options.get(key) is not None and not isinstance(options[key], dict):
                 raise AdapterError(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
+        timeout = options.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise AdapterError(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
+                               f"seconds > 0, not {timeout!r}")
+        self._timeout = float(timeout)
         self._props = catalog_properties(options)
         self._local = threading.local()
         self._opened: list[RestCatalog] = []
@@ -196,7 +230,7 @@ class IcebergRestAdapter(CatalogAdapter):
                 warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
                 # /v1/config, plus a token request per session pyiceberg opens with a credential
                 self.count_call(3 if "credential" in self._props else 1)
-                cat = RestCatalog(self.name, **self._props)
+                cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
             cat._session.hooks["response"].append(self._count_response)
             if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
                 self._fail("not usable", "the REST server does not advertise the view endpoints")
@@ -232,29 +266,60 @@ class IcebergRestAdapter(CatalogAdapter):
             if response.status_code != 200:
                 self._fail(f"cannot load view {view}",
                            f"HTTP {response.status_code}: {_error_text(response)}")
-            ViewResponse.model_validate_json(response.text)  # Iceberg's shape, checked by pyiceberg
+            problem = None
+            try:  # Iceberg's shape, checked by pyiceberg
+                ViewResponse.model_validate_json(response.text)
+            except PydanticValidationError as exc:  # e.g. a type newer than pyiceberg: unreadable, not fatal
+                problem = fmt.first_line(str(exc))
             body = response.json()
-        return IcebergHandle(metadata=body["metadata"], metadata_location=body.get("metadata-location"))
+            if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+                self._fail(f"cannot load view {view}", "the server's answer has no view metadata")
+        return IcebergHandle(metadata=body["metadata"], metadata_location=body.get("metadata-location"),
+                             problem=problem)
 
     def _live(self, view: ViewId, handle: IcebergHandle) -> tuple[LiveView, list[str]]:
-        read = fmt.read_view(handle.metadata)
+        """The live view; one we cannot read is a read-only placeholder, never left out (the
+        planner would take the name for free and plan a create that fails)."""
+        try:
+            if handle.problem:
+                raise fmt.UnreadableView(handle.problem)
+            read = fmt.read_view(handle.metadata)
+            kind, writable, notes = "iceberg", True, read.warnings
+        except fmt.UnreadableView as exc:
+            read = fmt.placeholder(handle.metadata)
+            kind, writable = UNREADABLE_FORMAT, False
+            notes = [f"cannot read this Iceberg view ({exc}); viewsync will not update it"]
+        try:
+            fingerprint = fmt.fingerprint(handle.metadata, handle.metadata_location)
+        except (TypeError, ValueError, AttributeError):  # malformed metadata: the default fingerprint
+            fingerprint = ""
         live = LiveView(
-            id=view, spec=read.spec, format="iceberg", managed_by=read.managed_by,
-            spec_digest=read.spec_digest, native_version=str(read.current_version_id),
-            fingerprint=fmt.fingerprint(handle.metadata, handle.metadata_location), handle=handle,
+            id=view, spec=read.spec, format=kind, managed_by=read.managed_by, spec_digest=read.spec_digest,
+            native_version=str(read.current_version_id), fingerprint=fingerprint, writable=writable,
+            handle=handle,
         )
-        return live, read.warnings
+        return live, notes
 
     # --------------------------------------------------------------- reads
     def list_schemas(self) -> list[str]:
         cat = self._catalog()
         out: list[str] = []
         with self._translate("cannot list namespaces"):
-            pending: list[tuple[str, ...]] = [tuple(ns) for ns in cat.list_namespaces()]
+            pending: list[tuple[str, ...]] = []
+            seen: set[tuple[str, ...]] = set()
+
+            def visit(children: list[tuple[str, ...]], parent: tuple[str, ...]) -> None:
+                # only true children, each once: a server that ignores ?parent= must not loop us
+                for child in map(tuple, children):
+                    if child[:len(parent)] == parent and len(child) > len(parent) and child not in seen:
+                        seen.add(child)
+                        pending.append(child)
+
+            visit(cat.list_namespaces(), ())
             while pending:
                 ns = pending.pop(0)
                 out.append(".".join(ns))
-                pending.extend(tuple(child) for child in cat.list_namespaces(ns) if tuple(child) != ns)
+                visit(cat.list_namespaces(ns), ns)
         return sorted(out)
 
     def fetch(self, schema: str) -> SchemaSnapshot:
@@ -272,11 +337,7 @@ class IcebergRestAdapter(CatalogAdapter):
             handle = self._load(cat, view)
             if handle is None:  # dropped between list and load
                 continue
-            try:
-                live, notes = self._live(view, handle)
-            except fmt.UnreadableView as exc:
-                snap.warnings.append(f"{view}: cannot read this Iceberg view ({exc}); it is left alone")
-                continue
+            live, notes = self._live(view, handle)
             snap.views[name] = live
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
@@ -305,6 +366,11 @@ class IcebergRestAdapter(CatalogAdapter):
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         errors: list[tuple[str, str]] = []
+        if live is not None and live.format == UNREADABLE_FORMAT:
+            errors.append(("unreadable_view",
+                           f"catalog {self.name!r}: view {view}: the live Iceberg view has a definition "
+                           f"viewsync cannot read (see the warnings), so it cannot be created or updated; "
+                           f"fix or drop it with another tool, or declare another name"))
         if not spec.columns:
             errors.append(("columns_required",
                            f"catalog {self.name!r}: view {view}: Iceberg views need their columns declared "

@@ -184,12 +184,45 @@ def read_view(metadata: dict[str, Any]) -> ReadView:
             properties=user,
         )
     except ValueError as exc:  # pydantic ValidationError is a ValueError
-        raise UnreadableView(_first_line(str(exc))) from None
+        raise UnreadableView(first_line(str(exc))) from None
     return ReadView(spec=spec, managed_by=props.get(MANAGED_BY), spec_digest=props.get(SPEC_DIGEST),
                     current_version_id=int(metadata.get("current-version-id", -1)), warnings=warnings)
 
 
-def _first_line(text: str) -> str:
+def placeholder(metadata: dict[str, Any]) -> ReadView:
+    """A stand-in for a view `read_view` cannot read (a type outside our grammar, names our
+    model rejects...): its valid SQL representations, no columns, and its markers, so the
+    planner still knows the name is taken, and by whom. Never raises."""
+    raw_props = metadata.get("properties")
+    props = {str(k): str(v) for k, v in raw_props.items()} if isinstance(raw_props, dict) else {}
+    try:
+        raw_reps = current_version(metadata).get("representations") or []
+    except (UnreadableView, AttributeError, TypeError):
+        raw_reps = []
+    reps: list[Representation] = []
+    seen: set[str] = set()
+    for rep in raw_reps if isinstance(raw_reps, list) else []:
+        if not isinstance(rep, dict) or rep.get("type") != "sql":
+            continue
+        dialect = str(rep.get("dialect", "")).lower()
+        if dialect in seen:
+            continue
+        try:
+            reps.append(Representation(dialect=dialect, sql=str(rep.get("sql", ""))))
+        except ValueError:
+            continue
+        seen.add(dialect)
+    if not reps:  # a ViewSpec needs one representation
+        reps = [Representation(dialect="unknown", sql="-- not readable by viewsync")]
+    try:
+        version_id = int(metadata.get("current-version-id", -1))
+    except (TypeError, ValueError):
+        version_id = -1
+    return ReadView(spec=ViewSpec(representations=reps), managed_by=props.get(MANAGED_BY),
+                    spec_digest=props.get(SPEC_DIGEST), current_version_id=version_id)
+
+
+def first_line(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return "; ".join(lines[:3]) if lines else text
 
