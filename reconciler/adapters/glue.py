@@ -12,8 +12,12 @@ Catalog options:
 Credentials come from the default AWS chain (environment variables, shared
 files, SSO, instance/task roles) via boto3; viewsync never prints or stores them.
 
-Reads every Glue view kind (see glue_codec and glue_legacy); writes the one
-chosen by `view_format`. Updates carry the table's VersionId so a concurrent
+Reads every Glue view kind (see glue_codec and glue_legacy); creates views in
+the format chosen by `view_format`. An update keeps a legacy view's engine
+format (Athena/Trino envelope, Spark, Hive) when the declaration has SQL in its
+dialect, so the engines reading it keep working, exactly like the HMS adapter;
+a declaration lacking it is a `format_change` plan error, never a silent
+rewrite into another engine's format. Updates carry the table's VersionId so a concurrent
 change surfaces as ConflictError instead of being overwritten.
 """
 
@@ -60,6 +64,10 @@ from reconciler.model import (
     ViewSpec,
 )
 
+# live legacy engine format -> the view_format that writes it
+_KEEPABLE = {engine: view_format for view_format, engine in legacy.ENGINE_FORMAT.items()}
+_DIALECTS = {"athena": ("trino", "athena"), "spark": ("spark",), "hive": ("hive",)}
+
 _KNOWN_OPTIONS = frozenset({
     "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions", "profile",
 })
@@ -103,6 +111,8 @@ class GlueAdapter(CatalogAdapter):
         self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
         self._client: Any = None
         self._client_lock = threading.Lock()
+        # {schema: {view name (lower case): live format}} from the last fetch; see _target()
+        self._live_formats: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------ connection
     @property
@@ -224,6 +234,7 @@ class GlueAdapter(CatalogAdapter):
                 continue
             live = self._live_view(ViewId(self.name, schema, name), table, snap.warnings)
             snap.views[name] = live
+        self._live_formats[schema] = {name.lower(): live.format for name, live in snap.views.items()}
         return snap
 
     def _live_view(self, view: ViewId, table: dict[str, Any], warnings: list[str]) -> LiveView:
@@ -251,31 +262,57 @@ class GlueAdapter(CatalogAdapter):
         return legacy.decode(table, view.schema)
 
     # ---------------------------------------------------------------- checks
+    def _target(self, view: ViewId, spec: ViewSpec, live_format: str | None = None) -> str:
+        """The view_format a write of `spec` uses: the live view's legacy engine format when
+        the spec has SQL in its dialect, else the catalog's view_format.
+
+        storable() has no `live` argument, so it uses the formats the last fetch saw: the
+        planner fetches before it asks, and storable must describe what update() will write
+        (a Spark view kept Spark must not get Athena's default catalog, for one)."""
+        if live_format is None:
+            live_format = self._live_formats.get(view.schema, {}).get(view.name.lower())
+        kept = _KEEPABLE.get(live_format or "")
+        if kept is not None and any(spec.sql_for(d) for d in _DIALECTS[kept]):
+            return kept
+        return self.view_format
+
     def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
         """What fetch will return after writing `spec`: the spec through our own encoder and
         decoder (Hive column types for multi-dialect views, the shared codecs for the rest)."""
-        prepared = self._prepare(view, spec)
+        return self._storable(view, spec, self._target(view, spec))
+
+    def _storable(self, view: ViewId, spec: ViewSpec, fmt: str) -> ViewSpec:
+        prepared = self._prepare(view, spec, fmt)
         try:
-            table = self._encode(view, prepared, {})
+            table = self._encode(view, prepared, {}, fmt=fmt)
             return self._decode(view, table).spec
         except (codec.DecodeError, formats.FormatError, ValueError):
             return prepared  # check() reports why this spec cannot be stored
 
-    def _prepare(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
-        """Defaults made explicit the way this catalog holds them (idempotent)."""
+    def _prepare(self, view: ViewId, spec: ViewSpec, fmt: str | None = None) -> ViewSpec:
+        """Defaults made explicit the way format `fmt` holds them (idempotent)."""
+        fmt = fmt or self.view_format
         resolved = spec.resolved(view)
-        if self.view_format == "multi-dialect":
+        if fmt == "multi-dialect":
             return codec.storable_multi_dialect(resolved)
-        if self.view_format == "athena" and resolved.default_catalog is None:
+        if fmt == "athena" and resolved.default_catalog is None:
             # Athena resolves names in its Glue catalog, and writes that name into every view.
             return resolved.model_copy(update={"default_catalog": legacy.ATHENA_CATALOG})
         return resolved
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
+        fmt = self._target(view, spec, live.format if live is not None else "")
+        kept = _KEEPABLE.get(live.format) if live is not None else None
+        if kept is not None and kept != fmt:
+            wanted = " or ".join(repr(d) for d in _DIALECTS[kept])
+            return [("format_change", f"{where}: the live view is stored in the {kept} format and the "
+                     f"declaration has no {wanted} representation, so updating it would rewrite it in the "
+                     f"catalog's {self.view_format} format, which {kept} readers cannot use; declare its "
+                     f"{wanted} SQL to keep the {kept} format, or drop the view and create it anew")]
         resolved = spec.resolved(view)
-        if self.view_format != "multi-dialect":
-            errors = legacy.check(self.view_format, where, resolved)
+        if fmt != "multi-dialect":
+            errors = legacy.check(fmt, where, resolved)
         else:
             errors = []
             if not codec.native_split(spec.representations):
@@ -290,20 +327,22 @@ class GlueAdapter(CatalogAdapter):
         if errors:
             return errors
         try:
-            table = self._encode(view, self.storable(view, spec), {})
+            table = self._encode(view, self._storable(view, spec, fmt), {}, fmt=fmt)
         except (formats.FormatError, ValueError) as exc:
             return [("not_storable", f"{where}: {exc}")]
         return codec.check_table_input(where, table)
 
     # --------------------------------------------------------------- writing
     def _encode(self, view: ViewId, spec: ViewSpec, marker: dict[str, str],
-                base: dict[str, Any] | None = None) -> dict[str, Any]:
-        """TableInput for a resolved spec. Glue keeps table names in lower case."""
+                base: dict[str, Any] | None = None, fmt: str | None = None) -> dict[str, Any]:
+        """TableInput for a resolved spec in `fmt` (default: view_format). Glue keeps table
+        names in lower case."""
+        fmt = fmt or self.view_format
         name = view.name.lower()
-        if self.view_format == "multi-dialect":
+        if fmt == "multi-dialect":
             return codec.encode_multi_dialect(name, view.schema, spec, marker, definer=self.definer,
                                               dialect_versions=self.dialect_versions)
-        return legacy.encode(self.view_format, name, view.schema, spec, marker, base=base)
+        return legacy.encode(fmt, name, view.schema, spec, marker, base=base)
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         table_input = self._encode(view, self._prepare(view, spec), marker.as_properties())
@@ -318,9 +357,10 @@ class GlueAdapter(CatalogAdapter):
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        table_input = self._encode(view, self._prepare(view, spec), marker.as_properties(),
-                                   base=handle.table or None)
-        if self.view_format == "multi-dialect":
+        fmt = self._target(view, spec, live.format)  # the same choice check() made
+        table_input = self._encode(view, self._prepare(view, spec, fmt), marker.as_properties(),
+                                   base=handle.table or None, fmt=fmt)
+        if fmt == "multi-dialect":
             table_input["Parameters"] = _merged_params(handle.table, table_input["Parameters"])
         kwargs: dict[str, Any] = {"DatabaseName": view.schema, "TableInput": table_input}
         if handle.version_id is not None:

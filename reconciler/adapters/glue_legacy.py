@@ -131,13 +131,30 @@ def encode(
         # Athena lists a view's real columns in Glue (Trino writes a dummy one); readers of the
         # envelope ignore them, Glue's console and crawlers-style tools show them.
         table["StorageDescriptor"]["Columns"] = codec.glue_columns(codec.coerce_columns(spec.columns))
+    if base is not None:
+        _keep_unmanaged(table, base)
     return table
 
 
-def storable(view_format: str, schema: str, name: str, spec: ViewSpec) -> ViewSpec:
-    """What a legacy view reads back: the spec through the shared codec and Glue's dict shape."""
-    table = encode(view_format, name, schema, spec, {})
-    return decode(table, schema).spec
+def _keep_unmanaged(table: dict[str, Any], base: Mapping[str, Any]) -> None:
+    """An update replaces the whole TableInput: carry over what the live table holds and no
+    legacy format sets (another tool's Description, storage location and SerDe parameters,
+    partition keys), as the HMS adapter keeps its base storage descriptor."""
+    if base.get("Description") and not codec.is_multi_dialect(base):  # there, Description is ours
+        table.setdefault("Description", base["Description"])
+    if base.get("PartitionKeys"):
+        table.setdefault("PartitionKeys", [dict(k) for k in base["PartitionKeys"]])
+    base_sd = base.get("StorageDescriptor") or {}
+    sd = table["StorageDescriptor"]
+    if base_sd.get("Location"):
+        sd.setdefault("Location", base_sd["Location"])
+    if base_sd.get("Parameters"):
+        sd.setdefault("Parameters", dict(base_sd["Parameters"]))
+    base_serde = base_sd.get("SerdeInfo") or {}
+    for key in ("Name", "Parameters"):
+        if base_serde.get(key):
+            value = base_serde[key]
+            sd.setdefault("SerdeInfo", {}).setdefault(key, dict(value) if isinstance(value, Mapping) else value)
 
 
 def check(view_format: str, where: str, spec: ViewSpec) -> list[tuple[str, str]]:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -51,7 +53,14 @@ from reconciler.adapters.base import (
     WriteContext,
 )
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
-from reconciler.model import LiveView, Representation, ViewId, ViewSpec
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, Representation, ViewId, ViewSpec
+
+# thrift's TSocket logs every failed connect itself (with a traceback at INFO, the
+# address at ERROR), to whatever handlers the application configured: that bypasses
+# our redacted AdapterError messages and duplicates them. The adapter reports instead.
+_thrift_log = logging.getLogger("thrift")
+_thrift_log.addHandler(logging.NullHandler())
+_thrift_log.propagate = False
 
 T = TypeVar("T")
 
@@ -126,6 +135,16 @@ def fingerprint(desc: TableDesc) -> str:
     return "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
 
 
+def _reason(exc: TException) -> str:
+    """Why a connection failed, without thrift's wording (which repeats the address)."""
+    inner = getattr(exc, "inner", None)
+    if isinstance(inner, TimeoutError | socket.timeout):
+        return "timed out"
+    if isinstance(inner, OSError) and inner.strerror:
+        return inner.strerror.lower()
+    return str(getattr(exc, "message", None) or exc or type(exc).__name__)
+
+
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
@@ -176,7 +195,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
                 client.open()
             except TException as exc:
                 raise AdapterError(f"catalog {self.name!r}: cannot reach the Hive Metastore at "
-                                   f"{self.host}:{self.port} ({exc})") from None
+                                   f"{self.host}:{self.port} ({_reason(exc)})") from None
             self._local.client = client
             with self._clients_lock:
                 self._clients.append(client)
@@ -272,8 +291,8 @@ class HiveMetastoreAdapter(CatalogAdapter):
             spec = ViewSpec(representations=[Representation(dialect=DIALECT_OF.get(fmt, "trino"),
                                                             sql=text if text.strip() else "-- unreadable")])
             return LiveView(id=vid, spec=spec, format=fmt, fingerprint=fingerprint(desc), writable=False,
-                            managed_by=desc.parameters.get("viewsync.managed-by"),
-                            spec_digest=desc.parameters.get("viewsync.spec-digest"), handle=table)
+                            managed_by=desc.parameters.get(MANAGED_BY),
+                            spec_digest=desc.parameters.get(SPEC_DIGEST), handle=table)
         return LiveView(id=vid, spec=read.spec, format=read.format, managed_by=read.managed_by,
                         spec_digest=read.spec_digest, fingerprint=fingerprint(desc), writable=read.writable,
                         handle=table)
@@ -291,7 +310,18 @@ class HiveMetastoreAdapter(CatalogAdapter):
                 errors.append(("name_not_storable",
                                f"{where}: the metastore lowercases names and allows only letters, digits and "
                                f"'_' (no nested namespaces); {label} name {value!r} cannot be stored as is"))
-        return errors + formats.check_view(self.write_format, self.storable(view, spec), where)
+        fmt = self._format_for(spec, live)
+        if fmt != self.write_format:
+            where = f"{where} (kept in its live {fmt} format)"
+        return errors + formats.check_view(fmt, self.storable(view, spec), where)
+
+    def _format_for(self, spec: ViewSpec, live: LiveView | None) -> str:
+        """The engine format a write uses: an update keeps the live view's format when the
+        spec has SQL in its dialect (engines reading the view keep working), else the
+        catalog's write_format. check() and update() must agree on this."""
+        if live is not None and live.format in WRITE_FORMATS and spec.sql_for(DIALECT_OF[live.format]):
+            return live.format
+        return self.write_format
 
     # ---------------------------------------------------------------- write
     def _engine_catalog(self, fmt: str) -> str | None:
@@ -352,9 +382,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
         current = self._guard(live, "updating")
         if current is None:
             raise ConflictError(f"catalog {self.name!r}: {view} disappeared since it was read (plan again)")
-        # Keep the engine format the view already has, when the spec can fill it.
-        fmt = live.format if live.format in WRITE_FORMATS and spec.sql_for(DIALECT_OF[live.format]) else \
-            self.write_format
+        fmt = self._format_for(spec, live)
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
                                       base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))

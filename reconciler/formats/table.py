@@ -7,7 +7,7 @@ each adapter converts it to and from its client's objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
@@ -35,9 +35,6 @@ class TableDesc:
     input_format: str | None = None
     output_format: str | None = None
     serde_lib: str | None = None
-
-    def copy(self) -> TableDesc:
-        return replace(self, parameters=dict(self.parameters), columns=list(self.columns))
 
     @property
     def is_view(self) -> bool:

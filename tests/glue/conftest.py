@@ -15,7 +15,7 @@ import pytest
 from glue_support import Writer
 
 from reconciler.adapters.glue import GlueAdapter
-from tests.servers import free_port, stop, wait_ready
+from tests.servers import backend_unavailable, free_port, stop, wait_ready
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -25,7 +25,7 @@ REGION = "us-east-1"
 def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     exe = shutil.which("moto_server")
     if exe is None:
-        pytest.skip("moto_server not installed (pip install 'moto[server,glue]')")
+        backend_unavailable("moto_server not installed (pip install 'moto[server,glue]')")
     log_dir: Path = tmp_path_factory.mktemp("moto")
     port = free_port()
     with pytest.MonkeyPatch.context() as mp:
@@ -45,9 +45,9 @@ def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
 
         try:
-            why = wait_ready(proc, probe, what="moto_server", timeout=30, log=log_dir / "moto.log")
+            why = wait_ready(proc, probe, what="moto_server", timeout=120, log=log_dir / "moto.log")
             if why:
-                pytest.skip(why)
+                backend_unavailable(why)
             yield url
         finally:
             stop(proc, log)

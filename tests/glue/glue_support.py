@@ -22,7 +22,7 @@ class Writer:
         return self.assert_round_trip(adapter, view, spec)
 
     def update(self, adapter: GlueAdapter, live: LiveView, spec: ViewSpec) -> LiveView:
-        assert adapter.check(live.id, spec) == []
+        assert adapter.check(live.id, spec, live) == []
         view = live.id
         adapter.update(live, adapter.storable(view, spec), self.marker(adapter, view, spec), WriteContext())
         return self.assert_round_trip(adapter, view, spec)

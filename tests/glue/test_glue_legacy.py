@@ -131,17 +131,101 @@ def test_format_switch_leaves_no_stale_engine_parameters(
 ) -> None:
     both = spec(representations=[Representation(dialect="trino", sql=SQL), Representation(dialect="spark", sql=SQL)])
     live = writer.create(make_adapter("athena"), VIEW, both)
-    live = writer.update(make_adapter("spark"), live, both.model_copy(update={"comment": "now spark"}))
-    assert live.format == "spark"
+    spark = make_adapter("spark")
+    # The declaration still has trino SQL: the view stays an Athena view (Athena keeps reading it).
+    live = writer.update(spark, spark.fetch("analytics").views["big_orders"],
+                         both.model_copy(update={"comment": "still athena"}))
+    assert live.format == "trino"
+    # Without it, the plan refuses to rewrite the view into another engine's format...
+    spark_only = spec(dialect="spark")
+    errors = spark.check(VIEW, spark_only, live)
+    assert [c for c, _ in errors] == ["format_change"]
+    assert "athena format" in errors[0][1] and "spark format" in errors[0][1] and "big_orders" in errors[0][1]
+    # ...and should update() be called anyway, no stale engine parameter survives the switch.
+    spark.update(live, spark.storable(VIEW, spark_only), writer.marker(spark, VIEW, spark_only), WriteContext())
+    after = writer.assert_round_trip(spark, VIEW, spark_only)
+    assert after.format == "spark"
     assert not any(k.startswith(("presto", "trino")) for k in _stored(db)["Parameters"])
 
 
-def test_check_needs_the_formats_dialect(make_adapter: Callable[..., GlueAdapter], db: Any) -> None:
-    errors = make_adapter("athena").check(VIEW, spec(dialect="spark"))
-    assert [c for c, _ in errors] == ["dialect_not_storable"]
-    assert "'trino' or 'athena'" in errors[0][1] and "big_orders" in errors[0][1]
-    assert [c for c, _ in make_adapter("hive").check(VIEW, spec())] == ["dialect_not_storable"]
-    assert [c for c, _ in make_adapter("athena").check(VIEW, spec(columns=[]))] == ["columns_required"]
+def _foreign_spark_view(db: Any, name: str, sql: str, **extra: Any) -> None:
+    """A view as Spark (EMR, Glue jobs) writes it into Glue: no viewsync marker, no extras."""
+    from reconciler import formats
+    from reconciler.adapters import glue_legacy
+
+    declared = ViewSpec(columns=[Column(name="order_id", type="bigint"), Column(name="amount", type="decimal(18,2)")],
+                        representations=[Representation(dialect="spark", sql=sql)])
+    desc = formats.write_view("spark", "analytics", name, declared.resolved(ViewId("glue", "analytics", name)), {})
+    desc.parameters = {k: v for k, v in desc.parameters.items() if not k.startswith("viewsync.")}
+    table = glue_legacy.to_table_input(desc)
+    table.update(extra)
+    db.create_table(DatabaseName="analytics", TableInput=table)
+
+
+def test_spark_view_under_athena_format_stays_spark(
+    make_adapter: Callable[..., GlueAdapter], db: Any, writer: Writer
+) -> None:
+    """Adding a trino representation to a Spark view in an `athena` catalog must not turn it into a
+    Presto envelope that Spark can no longer read."""
+    _foreign_spark_view(db, "big_orders", SQL)
+    adapter = make_adapter("athena")
+    live = adapter.fetch("analytics").views["big_orders"]
+    assert live.format == "spark" and live.managed_by is None
+    declared = spec(representations=[Representation(dialect="spark", sql=SQL),
+                                     Representation(dialect="trino", sql=SQL.replace("> 0", ">= 0"))])
+    assert adapter.check(VIEW, declared, live) == []
+    live = writer.update(adapter, live, declared)  # adopt: update + round-trip invariant
+    assert live.format == "spark"
+    stored = _stored(db)
+    assert stored["ViewOriginalText"] == SQL  # what Spark runs
+    assert "presto_view" not in stored["Parameters"]
+    assert "spark.sql.create.version" in stored["Parameters"]
+    # Spark resolves unqualified names in its session catalog, not in Athena's catalog name
+    assert stored["Parameters"]["view.catalogAndNamespace.part.0"] == "spark_catalog"
+    assert live.spec.sql_for("trino") == SQL.replace("> 0", ">= 0")  # rides along in the extras
+
+    # A later plan over the managed view agrees with what is stored: no perpetual diff.
+    from reconciler.plan import diff_specs
+
+    live = adapter.fetch("analytics").views["big_orders"]
+    assert adapter.check(VIEW, declared, live) == []
+    assert diff_specs(adapter.storable(VIEW, declared), live.spec, rewrites_sql=True) == []
+
+    # Dropping the spark SQL would rewrite it as an Athena view: a plan error naming both formats.
+    trino_only = spec()
+    errors = adapter.check(VIEW, trino_only, live)
+    assert [c for c, _ in errors] == ["format_change"]
+    assert "spark format" in errors[0][1] and "athena format" in errors[0][1]
+    # a new view (no live one) is written in the catalog's format as before
+    assert adapter.check(ViewId("glue", "analytics", "fresh"), trino_only) == []
+
+
+def test_update_keeps_fields_another_tool_set(
+    make_adapter: Callable[..., GlueAdapter], db: Any, writer: Writer
+) -> None:
+    """A legacy update rebuilds the TableInput: what viewsync never sets must survive it."""
+    _foreign_spark_view(
+        db, "big_orders", SQL, Description="Curated by the data platform team",
+        PartitionKeys=[{"Name": "dt", "Type": "string"}])
+    table = _stored(db)
+    sd = table["StorageDescriptor"]
+    sd["Location"] = "s3://lake/views/big_orders"
+    sd["SerdeInfo"] = {**sd.get("SerdeInfo", {}), "Parameters": {"serialization.format": "1"}}
+    db.update_table(DatabaseName="analytics", TableInput={
+        k: table[k] for k in ("Name", "TableType", "StorageDescriptor", "Parameters", "ViewOriginalText",
+                              "ViewExpandedText", "Description", "PartitionKeys")})
+
+    adapter = make_adapter("spark")
+    live = adapter.fetch("analytics").views["big_orders"]
+    declared = spec(dialect="spark", representations=[Representation(dialect="spark", sql=SQL)])
+    live = writer.update(adapter, live, declared)  # adopt
+    live = writer.update(adapter, live, declared.model_copy(update={"comment": "changed"}))
+    stored = _stored(db)
+    assert stored["Description"] == "Curated by the data platform team"
+    assert stored["PartitionKeys"] == [{"Name": "dt", "Type": "string"}]
+    assert stored["StorageDescriptor"]["Location"] == "s3://lake/views/big_orders"
+    assert stored["StorageDescriptor"]["SerdeInfo"]["Parameters"] == {"serialization.format": "1"}
+    assert live.spec.comment == "changed"
 
 
 def test_glue_returning_its_own_encoding_is_no_diff(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.hms import HiveMetastoreAdapter
-from tests.servers import free_port, port_open, stop, wait_ready
+from tests.servers import backend_unavailable, free_port, port_open, stop, wait_ready
 
 
 @dataclass
@@ -45,9 +45,9 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
     java = shutil.which("java")
     jars = _pyspark_jars()
     if java is None:
-        pytest.skip("Hive Metastore needs Java 17 (`java` not on PATH)")
+        backend_unavailable("Hive Metastore needs Java 17 (`java` not on PATH)")
     if jars is None:
-        pytest.skip("Hive Metastore needs the pyspark wheel (its jars hold Hive 2.3 + Derby)")
+        backend_unavailable("Hive Metastore needs the pyspark wheel (its jars hold Hive 2.3 + Derby)")
     d = tmp_path_factory.mktemp("hms")
     port = free_port()
     cmd = [
@@ -66,7 +66,7 @@ def metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastore]:
         why = wait_ready(proc, port_open(port), what="Hive Metastore", timeout=90, log=d / "metastore.out",
                          interval=0.2)
         if why:
-            pytest.skip(why)
+            backend_unavailable(why)
         yield Metastore(port, d)
     finally:
         stop(proc, log, timeout=20)
@@ -79,7 +79,7 @@ def spark(metastore: Metastore) -> Iterator[Any]:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        pytest.skip("pyspark is not installed")
+        backend_unavailable("pyspark is not installed")
     d = metastore.dir
     (d / "tmp").mkdir(exist_ok=True)
     os.environ.setdefault("PYSPARK_PYTHON", shutil.which("python") or "python")
@@ -95,7 +95,7 @@ def spark(metastore: Metastore) -> Iterator[Any]:
             .enableHiveSupport().getOrCreate()
         )
     except Exception as exc:  # noqa: BLE001 - any JVM start failure means "cannot run here"
-        pytest.skip(f"Spark could not start: {exc}")
+        backend_unavailable(f"Spark could not start: {exc}")
     session.sparkContext.setLogLevel("ERROR")
     try:
         yield session

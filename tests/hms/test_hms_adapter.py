@@ -142,16 +142,47 @@ def test_conflict_when_view_changed_since_read(adapter: HiveMetastoreAdapter, da
 def test_unreachable_metastore_is_a_clear_error() -> None:
     import socket
 
+    # Keep the port bound (not listening) for the whole test: connects are refused, and no
+    # other process can take the port in between.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    adapter = HiveMetastoreAdapter("hive", {"uri": f"thrift://127.0.0.1:{port}", "timeout": 2})
-    with pytest.raises(AdapterError, match="cannot reach the Hive Metastore"):
-        adapter.fetch("sales")
+        adapter = HiveMetastoreAdapter("hive", {"uri": f"thrift://127.0.0.1:{port}", "timeout": 2})
+        with pytest.raises(AdapterError, match="cannot reach the Hive Metastore") as err:
+            adapter.fetch("sales")
+    assert str(err.value) == (f"catalog 'hive': cannot reach the Hive Metastore at 127.0.0.1:{port} "
+                              "(connection refused)")
     with pytest.raises(AdapterError, match="write_format"):
         HiveMetastoreAdapter("hive", {"uri": "thrift://h:1", "write_format": "presto"})
     with pytest.raises(AdapterError, match="thrift://"):
         HiveMetastoreAdapter("hive", {"uri": "http://h:1"})
+
+
+def test_unreachable_metastore_prints_no_thrift_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    """thrift's TSocket logs connection failures itself (a traceback at INFO); with logging
+    configured verbosely by the application, that must not reach stderr past our message."""
+    import logging
+    import socket
+    import sys
+
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            adapter = HiveMetastoreAdapter("hive", {"uri": f"thrift://127.0.0.1:{port}", "timeout": 2})
+            with pytest.raises(AdapterError, match="cannot reach the Hive Metastore"):
+                adapter.fetch("sales")
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert "Could not connect" not in err
 
 
 def test_parallel_fetches_of_different_schemas(adapter: HiveMetastoreAdapter, hms_client: Any,
@@ -223,3 +254,50 @@ def test_fetch_reads_many_views_in_chunks(adapter: HiveMetastoreAdapter, databas
     snap = adapter.fetch(database)
     assert len(snap.views) == count
     assert adapter.calls - before == 1 + 3  # one listing, three chunks
+
+
+def _foreign_view(hms_client: Any, fmt: str, database: str, name: str, spec: ViewSpec) -> None:
+    """A view written by an engine (no viewsync marker), in that engine's own format."""
+    from reconciler import formats
+    from reconciler.adapters.hms import to_thrift
+
+    hms_client.create_table(to_thrift(formats.write_view(fmt, database, name, spec.resolved(
+        ViewId("hive", database, name)), {})))
+
+
+def test_adopting_a_trino_view_in_a_spark_catalog_keeps_it_trino(make_adapter: Any, database: str,
+                                                                hms_client: Any) -> None:
+    view = ViewId("hive", database, "from_trino")
+    trino_sql = {"dialect": "trino", "sql": "SELECT 1 AS Customer_Id, 2 AS total_amount, now() AS seen_at"}
+    _foreign_view(hms_client, "trino", database, "from_trino", spec_of(representations=[trino_sql]))
+
+    adapter = make_adapter("spark")
+    live = adapter.fetch(database).views["from_trino"]
+    assert live.format == "trino" and live.managed_by is None
+    # what `viewsync import` declares for it: trino SQL only
+    declared = spec_of(representations=[trino_sql], comment="adopted")
+    assert adapter.check(view, declared, live) == []  # the update keeps it a Trino view
+    # a create (no live view) would be written in the catalog's spark format: no spark SQL
+    assert [c for c, _ in adapter.check(view, declared)] == ["dialect_not_storable"]
+
+    want = adapter.storable(view, declared)
+    adapter.update(live, want, marker_for(adapter, view, declared), CTX)
+    after = adapter.fetch(database).views["from_trino"]
+    assert after.format == "trino"
+    assert after.managed_by == "proj"
+    assert after.spec.digest() == want.digest()
+    assert after.handle.parameters["presto_view"] == "true"
+    assert adapter.check(view, declared, after) == []  # and the next plan agrees
+
+
+def test_check_rejects_spec_with_neither_live_nor_catalog_dialect(make_adapter: Any, database: str,
+                                                                    hms_client: Any) -> None:
+    view = ViewId("hive", database, "t_only")
+    _foreign_view(hms_client, "trino", database, "t_only", spec_of(representations=[
+        {"dialect": "trino", "sql": "SELECT 1 AS Customer_Id, 2 AS total_amount, now() AS seen_at"}]))
+    adapter = make_adapter("spark")
+    live = adapter.fetch(database).views["t_only"]
+    flink_only = spec_of(representations=[{"dialect": "flink", "sql": "SELECT 1"}])
+    errors = adapter.check(view, flink_only, live)
+    assert [c for c, _ in errors] == ["dialect_not_storable"]
+    assert "'spark'" in errors[0][1]
