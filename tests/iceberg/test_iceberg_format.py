@@ -90,6 +90,18 @@ def test_unreadable_view_says_why() -> None:
         fmt.read_view(meta)
 
 
+def test_placeholder_keeps_valid_sql_and_markers_and_never_raises() -> None:
+    meta = metadata_for(fmt.storable(spec()))
+    meta["versions"][0]["representations"].append({"type": "sql", "sql": "SELECT 2", "dialect": "Bad Name"})
+    read = fmt.placeholder(meta)
+    assert read.spec.dialects() == ["spark", "trino"] and read.spec.columns == []
+    assert (read.managed_by, read.spec_digest, read.current_version_id) == ("t", "sha256:abc", 1)
+    # nothing usable at all: still a valid ViewSpec, so the name stays taken
+    for broken in ({}, {"current-version-id": "x", "versions": "nope", "properties": []}):
+        got = fmt.placeholder(broken)
+        assert got.spec.dialects() == ["unknown"] and got.managed_by is None and got.current_version_id == -1
+
+
 def test_commit_for_sql_change_adds_a_version_with_max_plus_one() -> None:
     live = fmt.storable(spec())
     base = metadata_for(live, version_id=7)
