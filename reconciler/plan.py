@@ -251,8 +251,8 @@ def build_plan(
                                   None, want.canonical(), None))
             continue
         if not live.writable:
-            plan.errors.append(PlanError("not_a_view", f"{vid}: the name is taken by a {live.format} that "
-                                         "viewsync never touches", vid))
+            plan.errors.append(PlanError("not_a_view", f"{vid}: the name is taken by an object viewsync must "
+                                         f"not touch (format {live.format})", vid))
             continue
         if live.managed_by is None:
             if opts.adopt:
@@ -288,6 +288,13 @@ def build_plan(
         adapter = adapters[catalog]
         for name, live in sorted(snap.views.items()):
             if not selected(live.id, opts):
+                continue
+            if not live.writable:  # unreadable or not a logical view: listed, never dropped
+                if live.id not in declared:
+                    plan.unmanaged.append(Unmanaged(live.id, live.format, live.managed_by))
+                    if live.managed_by == opts.project:
+                        plan.warnings.append(f"{live.id} carries this project's marker but viewsync cannot "
+                                             f"manage it ({live.format}); it is kept")
                 continue
             if live.managed_by != opts.project or not adapter.capabilities.writable:
                 if live.id not in declared:

@@ -95,9 +95,10 @@ def test_unreadable_views_are_read_only_placeholders_that_block_create(
 
     plan = build_plan({}, snaps, {"lake": adapter}, PlanOptions(project=PROJECT, prune=True,
                                                                 allow_mass_drop=True), DIGEST)
-    assert [u.view for u in plan.unmanaged] == [odd_id]
-    # ours, no longer declared: it can still be pruned
-    assert [(a.action, a.view) for a in plan.actions] == [("drop", dup_id)]
+    # unreadable views are never written or dropped, even ours: listed, and ours kept with a warning
+    assert sorted(u.view for u in plan.unmanaged) == sorted([dup_id, odd_id])
+    assert plan.actions == []
+    assert any(str(dup_id) in w and "cannot manage it" in w for w in plan.warnings)
     adapter.drop(dup, WriteContext())
     assert set(adapter.fetch(namespace).views) == {"odd_dialect"}
 
