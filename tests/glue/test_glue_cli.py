@@ -140,3 +140,46 @@ def test_import_and_adopt_an_athena_view(tmp_path: Path, glue_url: str, raw_glue
     assert again.returncode == 0, again.stdout + again.stderr
     stored = raw_glue.get_table(DatabaseName="analytics", Name="athena_v")["Table"]
     assert stored["Parameters"]["viewsync.managed-by"] == "t" and stored["Parameters"]["presto_view"] == "true"
+
+
+def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_url: str, raw_glue: Any) -> None:
+    """import a Spark view, add a trino representation, apply --adopt: still a Spark view, and the
+    next plan is empty (storable and update agree on the kept format)."""
+    from reconciler import formats
+    from reconciler.adapters import glue_legacy
+    from reconciler.model import ViewId, ViewSpec
+
+    raw_glue.create_database(DatabaseInput={"Name": "analytics"})
+    spark_view = ViewSpec.model_validate({"columns": [{"name": "customer_id", "type": "bigint"},
+                                                      {"name": "total", "type": "decimal(18,2)"}],
+                                          "representations": [{"dialect": "spark", "sql": SPARK}]})
+    desc = formats.write_view("spark", "analytics", "spark_v",
+                              spark_view.resolved(ViewId("glue", "analytics", "spark_v")), {})
+    desc.parameters = {k: v for k, v in desc.parameters.items() if not k.startswith("viewsync.")}
+    raw_glue.create_table(DatabaseName="analytics", TableInput=glue_legacy.to_table_input(desc))
+    repo = tmp_path / "repo"
+    (repo / "views").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "catalog_id": "123456789012",
+                              "endpoint_url": glue_url, "view_format": "athena"}},
+    }))
+    imported = viewsync(repo, "import", "--catalog", "glue")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    files = list((repo / "views").rglob("*.yaml"))
+    assert len(files) == 1
+    doc = yaml.safe_load(files[0].read_text())
+    (entry,) = doc["views"]
+    entry["representations"].append({"dialect": "trino", "sql": TRINO})
+    files[0].write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    again = viewsync(repo, "plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="spark_v")["Table"]
+    assert stored["Parameters"]["viewsync.managed-by"] == "t"
+    assert "presto_view" not in stored["Parameters"]
+    assert stored["ViewOriginalText"] == SPARK
+    assert stored["Parameters"]["view.catalogAndNamespace.part.0"] == "spark_catalog"

@@ -119,3 +119,39 @@ def test_import_adopt_then_plan_is_empty(tmp_path: Path, metastore: Any, spark: 
     assert again.returncode == 0, again.stdout + again.stderr
     rows = spark.sql(f"SELECT * FROM {database}.kinds ORDER BY Kind").collect()
     assert [(r["Kind"], r["Total"]) for r in rows] == [("a", 4), ("b", 2)]
+
+
+def test_import_then_adopt_a_trino_view_in_a_spark_catalog(tmp_path: Path, metastore: Any, database: str,
+                                                           hms_client: Any) -> None:
+    """A view Trino wrote, imported and adopted by a `write_format: spark` catalog: no plan error,
+    and it stays a Trino view (Trino keeps reading it)."""
+    from reconciler import formats
+    from reconciler.adapters.hms import to_thrift
+    from reconciler.model import ViewId, ViewSpec
+
+    trino_view = ViewSpec.model_validate({
+        "columns": [{"name": "id", "type": "bigint"}],
+        "representations": [{"dialect": "trino", "sql": "SELECT 1 AS id"}]})
+    hms_client.create_table(to_thrift(formats.write_view(
+        "trino", database, "from_trino", trino_view.resolved(ViewId("hive", database, "from_trino")), {})))
+    repo = tmp_path / "repo"
+    (repo / "views").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
+    }))
+    imported = viewsync(repo, "import", "--catalog", "hive", "--schema", database)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+
+    plan = viewsync(repo, "plan", "--adopt", "--format", "json")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "dialect_not_storable" not in plan.stdout
+    applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    again = viewsync(repo, "plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    stored = hms_client.get_table(database, "from_trino")
+    assert stored.parameters["presto_view"] == "true"
+    assert stored.parameters["viewsync.managed-by"] == "t"
+    assert stored.viewOriginalText.startswith("/* Presto View: ")
