@@ -213,7 +213,7 @@ def build_plan(
             continue
         live = snap.find(vid.name, caps.fold_names)
         problems = adapter.check(vid, spec, live)
-        if caps.writable_dialects is not None:
+        if caps.writable and caps.writable_dialects is not None:  # read-only catalogs store nothing
             problems += [("dialect_not_storable", f"{vid}: catalog {vid.catalog!r} ({adapter.kind}) cannot store "
                           f"dialect {d!r} (it stores: {', '.join(sorted(caps.writable_dialects))})")
                          for d in spec.dialects() if d not in caps.writable_dialects]
@@ -221,7 +221,7 @@ def build_plan(
             plan.errors.append(PlanError(code, message, vid))
         if problems:
             continue
-        want = adapter.storable(vid, spec)
+        want = adapter.storable(vid, spec, live)
 
         if not caps.writable:
             # Read-only catalogs: declarations are expectations, any difference is an error.

@@ -130,9 +130,10 @@ class CatalogAdapter(ABC):
     def fetch(self, schema: str) -> SchemaSnapshot:
         """All views (and the names of other objects) of one schema, in bulk."""
 
-    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
-        """What this catalog will hold (and read back) for `spec`: types widened,
-        defaults resolved. Plan compares this with the live spec."""
+    def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
+        """What this catalog will hold (and read back) for `spec`, written over `live`
+        (None for a create): types widened, defaults resolved. Plan compares this with
+        the live spec."""
         return spec.resolved(view)
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:

@@ -111,8 +111,6 @@ class GlueAdapter(CatalogAdapter):
         self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
         self._client: Any = None
         self._client_lock = threading.Lock()
-        # {schema: {view name (lower case): live format}} from the last fetch; see _target()
-        self._live_formats: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------ connection
     @property
@@ -234,7 +232,6 @@ class GlueAdapter(CatalogAdapter):
                 continue
             live = self._live_view(ViewId(self.name, schema, name), table, snap.warnings)
             snap.views[name] = live
-        self._live_formats[schema] = {name.lower(): live.format for name, live in snap.views.items()}
         return snap
 
     def _live_view(self, view: ViewId, table: dict[str, Any], warnings: list[str]) -> LiveView:
@@ -262,24 +259,18 @@ class GlueAdapter(CatalogAdapter):
         return legacy.decode(table, view.schema)
 
     # ---------------------------------------------------------------- checks
-    def _target(self, view: ViewId, spec: ViewSpec, live_format: str | None = None) -> str:
+    def _target(self, spec: ViewSpec, live_format: str | None) -> str:
         """The view_format a write of `spec` uses: the live view's legacy engine format when
-        the spec has SQL in its dialect, else the catalog's view_format.
-
-        storable() has no `live` argument, so it uses the formats the last fetch saw: the
-        planner fetches before it asks, and storable must describe what update() will write
-        (a Spark view kept Spark must not get Athena's default catalog, for one)."""
-        if live_format is None:
-            live_format = self._live_formats.get(view.schema, {}).get(view.name.lower())
+        the spec has SQL in its dialect, else the catalog's view_format."""
         kept = _KEEPABLE.get(live_format or "")
         if kept is not None and any(spec.sql_for(d) for d in _DIALECTS[kept]):
             return kept
         return self.view_format
 
-    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+    def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         """What fetch will return after writing `spec`: the spec through our own encoder and
         decoder (Hive column types for multi-dialect views, the shared codecs for the rest)."""
-        return self._storable(view, spec, self._target(view, spec))
+        return self._storable(view, spec, self._target(spec, live.format if live is not None else None))
 
     def _storable(self, view: ViewId, spec: ViewSpec, fmt: str) -> ViewSpec:
         prepared = self._prepare(view, spec, fmt)
@@ -302,7 +293,7 @@ class GlueAdapter(CatalogAdapter):
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
-        fmt = self._target(view, spec, live.format if live is not None else "")
+        fmt = self._target(spec, live.format if live is not None else None)
         kept = _KEEPABLE.get(live.format) if live is not None else None
         if kept is not None and kept != fmt:
             wanted = " or ".join(repr(d) for d in _DIALECTS[kept])
@@ -357,7 +348,7 @@ class GlueAdapter(CatalogAdapter):
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        fmt = self._target(view, spec, live.format)  # the same choice check() made
+        fmt = self._target(spec, live.format)  # the same choice check() and storable() made
         table_input = self._encode(view, self._prepare(view, spec, fmt), marker.as_properties(),
                                    base=handle.table or None, fmt=fmt)
         if fmt == "multi-dialect":

@@ -298,7 +298,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
                         handle=table)
 
     # ----------------------------------------------------------------- plan
-    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+    def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         # The extras make read-back exact in every format: only defaults need resolving.
         return spec.resolved(view)
 

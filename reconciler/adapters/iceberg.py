@@ -361,7 +361,7 @@ class IcebergRestAdapter(CatalogAdapter):
         return out
 
     # ---------------------------------------------------------- plan hooks
-    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+    def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         return fmt.storable(spec.resolved(view))
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:

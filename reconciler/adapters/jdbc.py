@@ -619,7 +619,7 @@ class JdbcAdapter(CatalogAdapter):
                 for (_, name), cols in multi.items()}
 
     # -------------------------------------------------------- expectations
-    def storable(self, view: ViewId, spec: ViewSpec) -> ViewSpec:
+    def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         """What a view matching `spec` reads back as: the database decides the namespace,
         holds no owner, properties or default catalog, and keeps comments only on
         PostgreSQL and security only on PostgreSQL and MySQL."""

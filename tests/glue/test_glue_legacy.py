@@ -189,7 +189,7 @@ def test_spark_view_under_athena_format_stays_spark(
 
     live = adapter.fetch("analytics").views["big_orders"]
     assert adapter.check(VIEW, declared, live) == []
-    assert diff_specs(adapter.storable(VIEW, declared), live.spec, rewrites_sql=True) == []
+    assert diff_specs(adapter.storable(VIEW, declared, live), live.spec, rewrites_sql=True) == []
 
     # Dropping the spark SQL would rewrite it as an Athena view: a plan error naming both formats.
     trino_only = spec()
