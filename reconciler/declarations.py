@@ -32,7 +32,7 @@ class Declarations:
     files: list[str] = field(default_factory=list)
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
-        ids = sorted(self.views) if selected is None else sorted(selected)
+        ids = sorted(self.views if selected is None else selected, key=ViewId.key)
         return digest_of({str(v): self.views[v].digest() for v in ids})
 
     def schemas(self) -> set[tuple[str, str]]:

@@ -50,6 +50,10 @@ class ViewId:
     def namespace(self) -> list[str]:
         return self.schema.split(".")
 
+    def key(self) -> tuple[str, str, str]:
+        """Sort key: compares in C, where the dataclass ordering runs Python per comparison."""
+        return (self.catalog, self.schema, self.name)
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -80,7 +84,9 @@ class Representation(_Strict):
     @field_validator("sql")
     @classmethod
     def _sql(cls, value: str) -> str:
-        if not value.strip():
+        # Surrounding whitespace carries no meaning (YAML block scalars add a newline).
+        value = value.strip()
+        if not value:
             raise ValueError("sql must not be empty")
         return value
 
@@ -95,6 +101,22 @@ class ViewSpec(_Strict):
     owner: str | None = None
     properties: dict[str, str] = Field(default_factory=dict)
     _digest: str | None = PrivateAttr(default=None)  # the spec is frozen, so its digest never changes
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normal_order(cls, data: Any) -> Any:
+        """Representations by dialect and properties by key: their order carries no meaning,
+        so every spec is built in one order and its serialised form is canonical."""
+        if isinstance(data, dict):
+            data = dict(data)
+            reps = data.get("representations")
+            if isinstance(reps, list) and all(isinstance(r, (dict, Representation)) for r in reps):
+                data["representations"] = sorted(
+                    reps, key=lambda r: str(r.dialect if isinstance(r, Representation) else r.get("dialect")))
+            props = data.get("properties")
+            if isinstance(props, dict):
+                data["properties"] = dict(sorted(props.items()))
+        return data
 
     @model_validator(mode="after")
     def _unique(self) -> ViewSpec:
@@ -150,7 +172,8 @@ class ViewSpec(_Strict):
         private = self.__pydantic_private__
         cached = private.get("_digest") if private is not None else None
         if cached is None:
-            cached = digest_of(self.canonical())
+            # Built in canonical order (see _normal_order), so the serialised form is canonical.
+            cached = "sha256:" + hashlib.sha256(self.__pydantic_serializer__.to_json(self)).hexdigest()
             if private is not None:
                 private["_digest"] = cached
         return cached

@@ -202,7 +202,7 @@ def build_plan(
     managed_total = 0
     declared = {v for v in desired if selected(v, opts)}
 
-    for vid in sorted(declared):
+    for vid in sorted(declared, key=ViewId.key):
         spec = desired[vid]
         adapter = adapters[vid.catalog]
         caps = adapter.capabilities

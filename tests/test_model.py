@@ -41,3 +41,13 @@ def test_cached_digest_does_not_survive_a_copy_with_updates() -> None:
     digest = spec.digest()
     assert spec.model_copy(update={"comment": "changed"}).digest() != digest
     assert spec.resolved(ViewId("c", "s", "v")).digest() != digest
+
+
+def test_specs_are_built_in_canonical_order() -> None:
+    """Order-free parts are normalised at construction, so the serialised digest is canonical."""
+    spec = _spec(representations=[Representation(dialect="trino", sql="SELECT 1 AS x\n"),
+                                  Representation(dialect="spark", sql="  SELECT 1 AS x")],
+                 properties={"b": "2", "a": "1"})
+    assert spec.dialects() == ["spark", "trino"] and list(spec.properties) == ["a", "b"]
+    assert {r.sql for r in spec.representations} == {"SELECT 1 AS x"}
+    assert spec.digest() == _spec().digest()
