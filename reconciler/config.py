@@ -64,10 +64,6 @@ class Config:
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
 
-    @property
-    def root(self) -> Path:
-        return self.path.parent
-
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
     """JSON Schema errors as located problems (file:line:col + field path)."""

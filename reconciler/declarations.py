@@ -35,9 +35,6 @@ class Declarations:
         ids = sorted(self.views if selected is None else selected, key=ViewId.key)
         return digest_of({str(v): self.views[v].digest() for v in ids})
 
-    def schemas(self) -> set[tuple[str, str]]:
-        return {(v.catalog, v.schema) for v in self.views}
-
 
 def read_tree(root: Path) -> list[tuple[str, str]]:
     """(relative path, text) of every view file under root/views."""

@@ -20,7 +20,6 @@ from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
-from reconciler.model import ViewId
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
 from reconciler.secrets import redact
 
@@ -145,9 +144,3 @@ class Workspace:
         """Digest of the declarations a plan with these options covers (saved plans compare it)."""
         catalogs = set(self.catalogs_in_scope(opts))
         return decl.digest(v for v in decl.views if v.catalog in catalogs and selected(v, opts))
-
-    def live_view(self, view: ViewId) -> SchemaSnapshot:
-        try:
-            return self.adapter(view.catalog).fetch(view.schema)
-        except AdapterError as err:
-            raise UserError(redact(str(err))) from None
