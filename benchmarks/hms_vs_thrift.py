@@ -1,0 +1,434 @@
+"""viewsync against a real Hive Metastore, beside raw Thrift calls made with the same client library.
+
+Starts its own metastore (Hive 2.3 from the pyspark wheel's jars, Java 17), then for each N measures,
+min/median of --reps runs, in one run so the ratios stay meaningful on a loaded machine:
+
+  plan     `viewsync plan` with nothing to do       vs  raw bulk read (get_table_meta + get_table_objects_by_name x N/100)
+  create   `viewsync apply` of N creates            vs  raw sequential create_table of the same N tables
+  par      `viewsync apply --parallelism 8` creates vs  the same raw sequential creates
+  update   `viewsync apply` of 100 updates          vs  raw get_table + alter_table of the same 100
+  spark    Spark `CREATE OR REPLACE VIEW` of the N  vs  our no-op plan (only with --spark; slow)
+
+viewsync commands run in a child process; their time is the command's own (imports included, Python
+start-up excluded; the process wall time is printed beside it). Raw calls use hmsclient with the
+fastest protocol thrift offers here. Metastore calls are counted from the metastore's side, by its
+audit log (one line per API call).
+
+    python benchmarks/hms_vs_thrift.py                    # N = 1,000 and 3,000, 3 runs each
+    python benchmarks/hms_vs_thrift.py --sizes 200 --reps 1   # a quick look while developing
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+UPDATES = 100
+DB = "bench"
+
+LOG4J = """\
+status = error
+rootLogger.level = warn
+rootLogger.appenderRefs = console
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %p %c: %m%n
+appender.audit.type = File
+appender.audit.name = audit
+appender.audit.fileName = {audit}
+appender.audit.immediateFlush = true
+appender.audit.layout.type = PatternLayout
+appender.audit.layout.pattern = %m%n
+logger.audit.name = org.apache.hadoop.hive.metastore.HiveMetaStore.audit
+logger.audit.level = info
+logger.audit.additivity = false
+logger.audit.appenderRef.audit.ref = audit
+"""
+
+# The command runs in-process in a child so its time excludes interpreter start-up only.
+CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from reconciler.cli import app
+try:
+    app(sys.argv[1:], standalone_mode=False)
+    code = 0
+except SystemExit as e:
+    code = e.code or 0
+print(json.dumps({"s": time.perf_counter() - t0, "code": code}), file=sys.stderr)
+"""
+
+
+# ------------------------------------------------------------------ metastore
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def metastore(d: Path) -> Iterator[tuple[int, Path]]:
+    import pyspark
+
+    java = shutil.which("java")
+    if java is None:
+        raise SystemExit("java (17) is not on the PATH")
+    jars = Path(pyspark.__file__).parent / "jars"
+    audit = d / "audit.log"
+    (d / "log4j2.properties").write_text(LOG4J.format(audit=audit))
+    port = free_port()
+    cmd = [
+        java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+        "-Dhive.async.log.enabled=false", f"-Dhive.log.dir={d}", f"-Dhive.log4j.file={d}/log4j2.properties",
+        f"-Djavax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={d}/metastore_db;create=true",
+        "-Ddatanucleus.schema.autoCreateAll=true", "-Dhive.metastore.schema.verification=false",
+        "-Ddatanucleus.connectionPoolingType=HikariCP",
+        f"-Dhive.metastore.warehouse.dir=file://{d}/warehouse", f"-Dderby.stream.error.file={d}/derby.log",
+        "-cp", f"{jars}/*", "org.apache.hadoop.hive.metastore.HiveMetaStore", "-p", str(port),
+    ]
+    log = open(d / "metastore.out", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=d)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # the port opens once the schema exists: port open = ready
+            if proc.poll() is not None:
+                raise SystemExit(f"metastore exited:\n{(d / 'metastore.out').read_text()[-3000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("metastore did not start in 120 s") from None
+                time.sleep(0.2)
+        yield port, audit
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+class Audit:
+    """Metastore API calls, read from its audit log: `cmd=source:<ip> <api> ...`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def mark(self) -> None:
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def calls(self) -> Counter[str]:
+        time.sleep(0.05)  # the appender flushes per line; let the last one land
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            text = f.read().decode(errors="replace")
+        out: Counter[str] = Counter()
+        for line in text.splitlines():
+            _, _, cmd = line.partition("cmd=")
+            words = cmd.split()
+            if words and words[0].startswith("source:"):
+                words = words[1:]
+            api = words[0].rstrip(":") if words else ""
+            if api.islower():  # skip the "Cleaning up thread local RawStore" lines of closing connections
+                out[api] += 1
+        return out
+
+
+# ---------------------------------------------------------------- raw thrift
+def client(port: int) -> Any:
+    from hmsclient import hmsclient
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TSocket, TTransport
+
+    proto = getattr(TBinaryProtocol, "TBinaryProtocolAccelerated", TBinaryProtocol.TBinaryProtocol)
+    c = hmsclient.HMSClient(iprot=proto(TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", port))))
+    c.open()
+    return c
+
+
+def sql_of(i: int, variant: int) -> str:
+    return f"SELECT id, amount, tags FROM src.t WHERE amount > {i + variant * 100_000}"
+
+
+def spec_of(i: int, variant: int = 0) -> dict[str, Any]:
+    return {
+        "name": f"v_{i:05d}",
+        "comment": f"view {i}",
+        "columns": [{"name": "id", "type": "bigint", "comment": "key"}, {"name": "amount", "type": "decimal(18,2)"},
+                    {"name": "tags", "type": "array<string>"}],
+        "representations": [{"dialect": "spark", "sql": sql_of(i, variant)}],
+        "properties": {"tier": "gold"},
+    }
+
+
+def raw_tables(db: str, n: int) -> list[Any]:
+    """The Thrift tables viewsync writes for the same declarations (same encoder, same size)."""
+    from reconciler.adapters.base import Marker
+    from reconciler.adapters.hms import to_thrift
+    from reconciler.formats import write_view
+    from reconciler.model import ViewId, ViewSpec
+
+    out = []
+    for i in range(n):
+        d = spec_of(i)
+        spec = ViewSpec.model_validate({k: v for k, v in d.items() if k != "name"}).resolved(ViewId("h", db, d["name"]))
+        desc = write_view("spark", db, d["name"], spec, Marker("bench", spec.digest()).as_properties())
+        out.append(to_thrift(desc))
+    return out
+
+
+def reset_db(c: Any, db: str) -> None:
+    from hmsclient.genthrift.hive_metastore.ttypes import Database, NoSuchObjectException
+
+    try:
+        c.get_database(db)
+        c.drop_database(db, True, True)
+    except NoSuchObjectException:
+        pass
+    c.create_database(Database(name=db, description="", parameters={}))
+
+
+# ------------------------------------------------------------------ viewsync
+def write_repo(root: Path, port: int, n: int, variant_of: Callable[[int], int]) -> None:
+    (root / "viewsync.yaml").write_text(
+        "version: 1\nproject: bench\nstate: sqlite:///.viewsync/state.db\n"
+        f"catalogs:\n  hive: {{type: hms, uri: 'thrift://127.0.0.1:{port}', write_format: spark}}\n")
+    path = root / "views" / "hive" / f"{DB}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"catalog": "hive", "schema": DB, "views": [spec_of(i, variant_of(i)) for i in range(n)]}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def viewsync(root: Path, *args: str, expect: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(command seconds, process wall seconds)."""
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", CHILD, "--repo", str(root), *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    last = res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "{}"
+    try:
+        got = json.loads(last)
+    except json.JSONDecodeError:
+        got = {"code": res.returncode}
+    if res.returncode != 0 or got.get("code") not in expect:
+        raise SystemExit(f"viewsync {' '.join(args)} failed ({got.get('code')}):\n{res.stdout[-2000:]}\n"
+                         f"{res.stderr[-3000:]}")
+    return float(got["s"]), wall
+
+
+# --------------------------------------------------------------- measurement
+class Row:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ours: list[float] = []
+        self.walls: list[float] = []
+        self.raw: list[float] = []
+        self.ours_calls: Counter[str] = Counter()
+        self.raw_calls: Counter[str] = Counter()
+
+
+def timed(audit: Audit, fn: Callable[[], Any]) -> tuple[float, Counter[str]]:
+    audit.mark()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, audit.calls()
+
+
+def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: Any) -> dict[str, Row]:
+    from hmsclient.genthrift.hive_metastore.ttypes import Table  # noqa: F401 - fail early without hmsclient
+
+    c = client(port)
+    rows = {k: Row(k) for k in ("plan", "create", "par", "update", "spark")}
+    tables = raw_tables(DB, n)
+    names = [t.tableName for t in tables]
+    root = work / f"repo_{n}"
+    root.mkdir()
+    variant = [0]
+    write_repo(root, port, n, lambda i: 0)
+    for rep in range(reps):
+        # raw sequential creates, then viewsync creates (sequential, then parallel) of the same tables
+        reset_db(c, DB)
+        s, calls = timed(audit, lambda: [c.create_table(t) for t in tables])
+        rows["create"].raw.append(s)
+        rows["par"].raw.append(s)
+        rows["create"].raw_calls = rows["par"].raw_calls = calls
+        for key, extra in (("create", ["--parallelism", "1"]), ("par", ["--parallelism", "8"])):
+            reset_db(c, DB)
+            shutil.rmtree(root / ".viewsync", ignore_errors=True)
+            audit.mark()
+            s, wall = viewsync(root, *extra, "apply", "--auto-approve", "--allow-dirty")
+            rows[key].ours.append(s)
+            rows[key].walls.append(wall)
+            rows[key].ours_calls = audit.calls()
+
+        # no-op plan vs the raw bulk read of the same views
+        def bulk() -> None:
+            c.get_table_meta(DB, "*", [])
+            for i in range(0, len(names), 100):
+                c.get_table_objects_by_name(DB, names[i:i + 100])
+
+        s, calls = timed(audit, bulk)
+        rows["plan"].raw.append(s)
+        rows["plan"].raw_calls = calls
+        audit.mark()
+        s, wall = viewsync(root, "plan", "--detailed-exitcode")
+        rows["plan"].ours.append(s)
+        rows["plan"].walls.append(wall)
+        rows["plan"].ours_calls = audit.calls()
+
+        # 100 updates: viewsync apply vs raw get_table + alter_table of the same 100
+        variant[0] += 1
+        step = max(1, n // UPDATES)
+        chosen = set(range(0, n, step)[:UPDATES])
+        write_repo(root, port, n, lambda i: variant[0] if i in chosen else 0)
+        audit.mark()
+        s, wall = viewsync(root, "apply", "--auto-approve", "--allow-dirty")
+        rows["update"].ours.append(s)
+        rows["update"].walls.append(wall)
+        rows["update"].ours_calls = audit.calls()
+
+        def raw_updates() -> None:
+            for i in sorted(chosen):
+                t = c.get_table(DB, names[i])
+                t.viewOriginalText = t.viewExpandedText = sql_of(i, variant[0] + 1000)
+                c.alter_table(DB, names[i], t)
+
+        s, calls = timed(audit, raw_updates)
+        rows["update"].raw.append(s)
+        rows["update"].raw_calls = calls
+        write_repo(root, port, n, lambda i: 0)
+
+        if use_spark is not None:
+            def spark_run() -> None:
+                for i in range(n):
+                    use_spark.sql(f"CREATE OR REPLACE VIEW {DB}.{names[i]} (id COMMENT 'key', amount, tags) "
+                                  f"AS {sql_of(i, 0)}")
+            # Spark's re-run rewrites our views: compare with the no-op plan measured above
+            s, calls = timed(audit, spark_run)
+            rows["spark"].raw.append(s)
+            rows["spark"].raw_calls = calls
+            rows["spark"].ours.append(rows["plan"].ours[-1])
+            rows["spark"].ours_calls = rows["plan"].ours_calls
+    c.close()
+    return rows
+
+
+def warm_up(port: int) -> None:
+    """Untimed: the metastore's first few hundred calls run in the JVM's interpreter."""
+    c = client(port)
+    reset_db(c, "warmup")
+    tables = raw_tables("warmup", 300)
+    for t in tables:
+        c.create_table(t)
+    for _ in range(3):
+        c.get_table_objects_by_name("warmup", [t.tableName for t in tables[:100]])
+    for t in tables[:100]:
+        c.alter_table("warmup", t.tableName, c.get_table("warmup", t.tableName))
+    c.drop_database("warmup", True, True)
+    c.close()
+
+
+def start_spark(port: int, d: Path) -> Any:
+    from pyspark.sql import SparkSession
+
+    (d / "tmp").mkdir(exist_ok=True)
+    s = (SparkSession.builder.master("local[1]").appName("viewsync-bench")
+         .config("spark.sql.catalogImplementation", "hive")
+         .config("spark.hadoop.hive.metastore.uris", f"thrift://127.0.0.1:{port}")
+         .config("spark.sql.warehouse.dir", f"file://{d}/warehouse")
+         .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={d}/tmp")
+         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1")
+         .enableHiveSupport().getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    s.sql("CREATE DATABASE IF NOT EXISTS src")
+    s.sql("CREATE TABLE IF NOT EXISTS src.t (id BIGINT, amount DECIMAL(18,2), tags ARRAY<STRING>) USING parquet")
+    return s
+
+
+def fmt_calls(calls: Counter[str]) -> str:
+    return f"{sum(calls.values())} ({', '.join(f'{k} {v}' for k, v in calls.most_common(4))})"
+
+
+LABELS = {
+    "plan": ("no-op `viewsync plan` / raw bulk read", "<= 1.3"),
+    "create": ("apply N creates (sequential) / raw sequential create_table", "<= 1.3"),
+    "par": ("apply N creates (--parallelism 8) / raw sequential create_table", "< 1.0"),
+    "update": (f"apply {UPDATES} updates / raw get_table + alter_table", "<= 1.5"),
+    "spark": ("Spark CREATE OR REPLACE VIEW re-run / our no-op plan", ">= 20"),
+}
+
+
+def report(n: int, rows: dict[str, Row]) -> list[str]:
+    print(f"\n## N = {n:,}\n")
+    print("| operation | viewsync min / median s (process wall) | baseline min / median s | calls ours | "
+          "calls baseline |")
+    print("|---|---|---|---|---|")
+    table = []
+    for key, row in rows.items():
+        if not row.ours or not row.raw:
+            continue
+        label, target = LABELS[key]
+        print(f"| {label} | {min(row.ours):.3f} / {statistics.median(row.ours):.3f} "
+              f"({statistics.median(row.walls):.2f}) | {min(row.raw):.3f} / {statistics.median(row.raw):.3f} | "
+              f"{fmt_calls(row.ours_calls)} | {fmt_calls(row.raw_calls)} |" if key != "spark" else
+              f"| {label} | {min(row.ours):.3f} / {statistics.median(row.ours):.3f} | {min(row.raw):.3f} / "
+              f"{statistics.median(row.raw):.3f} | {fmt_calls(row.ours_calls)} | {fmt_calls(row.raw_calls)} |")
+        if key == "spark":
+            ratio = statistics.median(row.raw) / statistics.median(row.ours)
+        else:
+            ratio = statistics.median(row.ours) / statistics.median(row.raw)
+        table.append(f"| {label} | {n:,} | {ratio:.2f} | {target} |")
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 3_000])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--spark", action="store_true", help="also time Spark CREATE OR REPLACE VIEW re-runs")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="viewsync-hms-bench-") as tmp:
+        work = Path(tmp)
+        (work / "hms").mkdir()
+        with metastore(work / "hms") as (port, audit_path):
+            audit = Audit(audit_path)
+            spark = start_spark(port, work / "spark") if args.spark else None
+            if spark is None:
+                c = client(port)
+                reset_db(c, "src")
+                c.close()
+            warm_up(port)
+            load = os.getloadavg()
+            table: list[str] = []
+            for n in args.sizes:
+                table += report(n, run_size(port, audit, n, args.reps, work, spark))
+            if spark is not None:
+                spark.stop()
+    print("\n## Ratios (medians)\n")
+    print("| ratio | N | measured | target |")
+    print("|---|---|---|---|")
+    print("\n".join(table))
+    print(f"\nload average at start {load[0]:.2f}, at end {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
