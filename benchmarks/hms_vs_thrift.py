@@ -3,7 +3,8 @@
 Starts its own metastore (Hive 2.3 from the pyspark wheel's jars, Java 17), then for each N measures,
 min/median of --reps runs, in one run so the ratios stay meaningful on a loaded machine:
 
-  plan     `viewsync plan` with nothing to do       vs  raw bulk read (get_table_meta + get_table_objects_by_name x N/100)
+  plan     `viewsync plan` with nothing to do       vs  raw bulk read (get_table_meta, then
+                                                        get_table_objects_by_name x N/100)
   create   `viewsync apply` of N creates            vs  raw sequential create_table of the same N tables
   par      `viewsync apply --parallelism 8` creates vs  the same raw sequential creates
   update   `viewsync apply` of 100 updates          vs  raw get_table + alter_table of the same 100
@@ -264,7 +265,7 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
     root.mkdir()
     variant = [0]
     write_repo(root, port, n, lambda i: 0)
-    for rep in range(reps):
+    for _ in range(reps):
         # raw sequential creates, then viewsync creates (sequential, then parallel) of the same tables
         reset_db(c, DB)
         s, calls = timed(audit, lambda: [c.create_table(t) for t in tables])
@@ -299,14 +300,14 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         variant[0] += 1
         step = max(1, n // UPDATES)
         chosen = set(range(0, n, step)[:UPDATES])
-        write_repo(root, port, n, lambda i: variant[0] if i in chosen else 0)
+        write_repo(root, port, n, lambda i, chosen=chosen: variant[0] if i in chosen else 0)
         audit.mark()
         s, wall = viewsync(root, "apply", "--auto-approve", "--allow-dirty")
         rows["update"].ours.append(s)
         rows["update"].walls.append(wall)
         rows["update"].ours_calls = audit.calls()
 
-        def raw_updates() -> None:
+        def raw_updates(chosen: set[int] = chosen) -> None:
             for i in sorted(chosen):
                 t = c.get_table(DB, names[i])
                 t.viewOriginalText = t.viewExpandedText = sql_of(i, variant[0] + 1000)

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
+from reconciler.state import StateStore
 from reconciler.workspace import Workspace
 
 
@@ -78,8 +79,10 @@ def apply_plan(
         raise
     try:
         # Under the lock, read again what the plan was made against.
-        schemas = {(a.view.catalog, a.view.schema) for a in plan.actions}
-        snapshots = ws.fetch(sorted({c for c, _ in schemas}), schemas, all_schemas=False)
+        touched: dict[tuple[str, str], list[str]] = {}
+        for a in plan.actions:
+            touched.setdefault((a.view.catalog, a.view.schema), []).append(a.view.name)
+        snapshots = ws.fetch_views(touched)
         def folds(catalog: str) -> bool:
             return ws.adapter(catalog).capabilities.fold_names
 

@@ -10,23 +10,23 @@ import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-import yaml
 
-from reconciler import drift as drift_mod
-from reconciler import gitsrc, render
-from reconciler.apply import apply_plan
-from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanOptions
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
-from reconciler.workspace import Workspace
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# A command imports only what it uses (`viewsync --help` loads none of these; a plan never
+# loads SQLAlchemy unless a catalog needs it): the imports live in the commands.
+if TYPE_CHECKING:
+    from reconciler.declarations import Declarations
+    from reconciler.gitinfo import GitInfo
+    from reconciler.model import ViewId, ViewSpec
+    from reconciler.plan import Plan, PlanOptions
+    from reconciler.workspace import Workspace
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="viewsync: SQL views under review, versioned and reconciled across catalogs.")
 
 Format = Annotated[str, typer.Option("--format", "-f", help="text | markdown | json")]
@@ -79,6 +79,8 @@ def _progress(done: int, total: int) -> None:
 
 
 def _open(g: Globals) -> Workspace:
+    from reconciler.workspace import Workspace
+
     ws = Workspace.open(g.repo, g.config, g.parallelism)
     if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
         ws.progress = _progress
@@ -87,12 +89,16 @@ def _open(g: Globals) -> Workspace:
 
 def _declarations(ws: Workspace, ref: str | None) -> Declarations:
     if ref:
+        from reconciler import gitsrc
+
         return ws.declarations(gitsrc.files_at(ws.root, ref))
     return ws.declarations()
 
 
 def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None, prune: bool | None = None,
              adopt: bool | None = None, allow_mass_drop: bool = False) -> PlanOptions:
+    from reconciler.plan import PlanOptions
+
     pol = ws.config.policy
     for name in catalog or []:
         if name not in ws.config.catalogs:
@@ -141,6 +147,8 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
 
 
 def _yaml_changes(ws: Workspace, base: str, head: Declarations) -> list[dict[str, Any]]:
+    from reconciler import gitsrc
+
     before = ws.declarations(gitsrc.files_at(ws.root, base))
     from reconciler.plan import diff_specs
 
@@ -173,6 +181,8 @@ def plan(
     allow_mass_drop: Annotated[bool, typer.Option(help="Allow drops beyond max_drop_fraction.")] = False,
 ) -> None:
     """Diff declarations against the live catalogs."""
+    from reconciler import gitsrc, render
+
     _check_format(fmt)
     g = _g(ctx)
     ws = _open(g)
@@ -192,6 +202,8 @@ def plan(
 
 
 def _load_plan_file(path: Path) -> Plan:
+    from reconciler.plan import Plan
+
     try:
         return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
@@ -204,6 +216,8 @@ def _load_plan_file(path: Path) -> Plan:
 def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A saved plan.")],
          fmt: Format = "text") -> None:
     """Render a saved plan."""
+    from reconciler import render
+
     _check_format(fmt)
     saved = _load_plan_file(plan_file)
     out(render.render(saved, fmt, _g(ctx).color))
@@ -224,6 +238,10 @@ def apply(
     lock_timeout: Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")] = 0,
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
+    from reconciler import gitsrc, render
+    from reconciler.apply import apply_plan
+    from reconciler.state import StateStore
+
     g = _g(ctx)
     ws = _open(g)
     dirty = gitsrc.dirty_paths(ws.root)
@@ -281,6 +299,9 @@ def drift(
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
 ) -> None:
     """Report where live catalogs differ from declarations; exit 2 on drift."""
+    from reconciler import drift as drift_mod
+    from reconciler.state import StateStore
+
     _check_format(fmt)
     ws = _open(_g(ctx))
     decl = ws.declarations()
@@ -299,6 +320,8 @@ def drift(
 
 
 def _parse_view(text: str) -> ViewId:
+    from reconciler.model import ViewId
+
     try:
         return ViewId.parse(text)
     except ValueError as e:
@@ -309,6 +332,8 @@ def _parse_view(text: str) -> ViewId:
 def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalog.schema.view")],
             fmt: Format = "text") -> None:
     """Versions of a view: ours (with commit, actor, time) and the catalog's native ones."""
+    from reconciler.state import StateStore
+
     _check_format(fmt)
     ws = _open(_g(ctx))
     vid = _parse_view(view)
@@ -364,6 +389,8 @@ def audit(
     fmt: Format = "text",
 ) -> None:
     """The audit trail: one row per attempted action."""
+    from reconciler.state import StateStore
+
     _check_format(fmt)
     ws = _open(_g(ctx))
     state = StateStore(ws.config.state_url)
@@ -392,11 +419,18 @@ class _Literal(str):
     pass
 
 
-def _literal_representer(dumper: yaml.SafeDumper, data: _Literal) -> yaml.Node:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|" if "\n" in data else None)
+def _yaml_dump(doc: Any) -> str:
+    """YAML for `import`: multi-line SQL as literal blocks, through a dumper of our own."""
+    import yaml
 
+    class Dumper(yaml.SafeDumper):
+        pass
 
-yaml.SafeDumper.add_representer(_Literal, _literal_representer)
+    def literal(dumper: yaml.SafeDumper, data: _Literal) -> yaml.Node:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|" if "\n" in data else None)
+
+    Dumper.add_representer(_Literal, literal)
+    return yaml.dump(doc, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def spec_to_yaml_view(name: str, spec: ViewSpec, schema: str) -> dict[str, Any]:
@@ -447,7 +481,7 @@ def import_(
         doc = {"catalog": catalog, "schema": name, "views": [
             spec_to_yaml_view(v.id.name, v.spec, name) for v in sorted(views, key=lambda v: v.id.name)]}
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+        path.write_text(_yaml_dump(doc), encoding="utf-8")
         written += len(views)
         out(f"Wrote {path.relative_to(ws.root)} ({len(views)} view(s))\n")
     out(f"Imported {written} view(s) from catalog {catalog!r}.\n")
@@ -456,6 +490,8 @@ def import_(
 @app.command("force-unlock")
 def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help="Run id holding the lock.")]) -> None:
     """Release an apply lock left behind by a dead run."""
+    from reconciler.state import StateStore
+
     ws = _open(_g(ctx))
     n = StateStore(ws.config.state_url).force_unlock(run_id)
     if not n:

@@ -1,20 +1,28 @@
 """Git as the source of declarations: read any ref without checking it out,
-know which commit (and whose) a run used, and who the actor is."""
+know which commit (and whose) a run used, and who the actor is.
+
+`info` (every plan) asks the git command line directly; GitPython is imported
+only by what reads trees, the index or the config."""
 
 from __future__ import annotations
 
 import getpass
 import os
+import subprocess
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from reconciler.declarations import VIEWS_DIR
 from reconciler.errors import UserError
-from reconciler.state import GitInfo
+from reconciler.gitinfo import GitInfo
+
+if TYPE_CHECKING:
+    import git
 
 
 def _repo(root: Path) -> git.Repo | None:
+    import git
+
     try:
         return git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandNotFound):
@@ -28,28 +36,37 @@ def _prefix(repo: git.Repo, root: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
-def info(root: Path, ref: str | None = None) -> GitInfo:
-    repo = _repo(root)
-    if repo is None:
-        return GitInfo()
+def _git(root: Path, *args: str) -> tuple[int, str]:
     try:
-        commit = repo.commit(ref or "HEAD")
-    except (git.BadName, ValueError, git.GitCommandError):
+        res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    except OSError:  # no git command: not a git checkout as far as we can tell
+        return 128, ""
+    return res.returncode, res.stdout
+
+
+def info(root: Path, ref: str | None = None) -> GitInfo:
+    code, _ = _git(root, "rev-parse", "--git-dir")
+    if code != 0:
+        return GitInfo()
+    if ref is not None and (not ref or ref.startswith("-")):
+        raise UserError(f"unknown git ref {ref!r}")
+    code, text = _git(root, "log", "-1", "--format=%H%x00%an%x00%ae", ref or "HEAD", "--")
+    parts = text.strip().split("\x00")
+    if code != 0 or len(parts) != 3:
         if ref:
             raise UserError(f"unknown git ref {ref!r}") from None
         return GitInfo()
     ref_name: str | None = ref
     if not ref:
-        try:
-            ref_name = repo.active_branch.name
-        except TypeError:  # detached HEAD
-            ref_name = os.environ.get("GITHUB_REF_NAME") or None
-    author = f"{commit.author.name} <{commit.author.email}>" if commit.author else None
-    return GitInfo(commit=commit.hexsha, ref=ref_name, author=author)
+        code, branch = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+        ref_name = branch.strip() if code == 0 and branch.strip() else os.environ.get("GITHUB_REF_NAME") or None
+    return GitInfo(commit=parts[0], ref=ref_name, author=f"{parts[1]} <{parts[2]}>")
 
 
 def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
     """(path relative to root, text) of every view file at `ref`, without a checkout."""
+    import git
+
     repo = _repo(root)
     if repo is None:
         raise UserError(f"--ref {ref}: {root} is not inside a git repository")

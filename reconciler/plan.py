@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from reconciler import sql as vsql
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
-from reconciler.model import ViewId, ViewSpec, digest_of
+from reconciler.model import LiveView, ViewId, ViewSpec, digest_of
 
 ActionKind = Literal["create", "update", "drop", "adopt"]
 FORMAT_VERSION = 1
@@ -212,6 +212,9 @@ def build_plan(
                                          f"in catalog {vid.catalog!r} ({adapter.kind})", vid))
             continue
         live = snap.find(vid.name, caps.fold_names)
+        if _unchanged(adapter, vid, spec, live, opts.project):
+            plan.unchanged += 1
+            continue
         problems = adapter.check(vid, spec, live)
         if caps.writable and caps.writable_dialects is not None:  # read-only catalogs store nothing
             problems += [("dialect_not_storable", f"{vid}: catalog {vid.catalog!r} ({adapter.kind}) cannot store "
@@ -266,11 +269,6 @@ def build_plan(
         if live.managed_by != opts.project:
             plan.errors.append(PlanError("owned_by_other", f"{vid}: managed by project "
                                          f"{live.managed_by!r}, not {opts.project!r}", vid))
-            continue
-        # Fast path: stored marker, declared spec and live spec all agree.
-        want_digest = want.digest()
-        if live.spec_digest == want_digest and live.spec.digest() == want_digest:
-            plan.unchanged += 1
             continue
         changes = diff_specs(want, live.spec, caps.rewrites_sql)
         if changes:
@@ -329,6 +327,17 @@ def build_plan(
                                           if a.before is not None})
     plan.actions = ordered + list(reversed(drop_order))
     return plan
+
+
+def _unchanged(adapter: CatalogAdapter, vid: ViewId, spec: ViewSpec, live: LiveView | None, project: str) -> bool:
+    """The no-op fast path, before any check (so before any SQL is parsed): the live view
+    is ours, decodes to exactly the spec its marker names, and that is the spec we would
+    store now. The stored encoding then is what we wrote for this very spec, so there
+    is nothing to check or compare."""
+    if (live is None or not live.writable or live.managed_by != project or live.spec_digest is None
+            or not adapter.capabilities.writable):
+        return False
+    return live.spec_digest == live.spec.digest() == adapter.storable(vid, spec, live).digest()
 
 
 def _read_only(message: str, adapter: CatalogAdapter) -> str:

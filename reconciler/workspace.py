@@ -90,7 +90,8 @@ class Workspace:
     def fetch(self, catalogs: Iterable[str], declared_schemas: set[tuple[str, str]],
               all_schemas: bool = True) -> dict[tuple[str, str], SchemaSnapshot]:
         """Snapshots of every declared schema, plus every existing schema of the
-        catalogs (to find managed views no longer declared and unmanaged ones)."""
+        catalogs (to find managed views no longer declared: there only our own views
+        are needed, and catalogs that can filter on the marker read nothing else)."""
         adapters = self.adapters(catalogs)
         targets: set[tuple[str, str]] = {s for s in declared_schemas if s[0] in adapters}
         if all_schemas:
@@ -103,13 +104,30 @@ class Workspace:
         total, done = len(targets), [0]
         lock = threading.Lock()
 
+        project = self.config.project
+
         def one(t: tuple[str, str]) -> SchemaSnapshot:
-            snap = adapters[t[0]].fetch(t[1])
+            adapter = adapters[t[0]]
+            snap = adapter.fetch(t[1]) if t in declared_schemas else adapter.fetch_owned(t[1], project)
             if self.progress is not None:
                 with lock:
                     done[0] += 1
                     self.progress(done[0], total)
             return snap
+
+        results = self._map(one, threaded) + self._map(one, inline, threads=False)
+        return {(s.catalog, s.schema): s for s in results}
+
+    def fetch_views(self, names: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], SchemaSnapshot]:
+        """Snapshots holding at least the named views of each (catalog, schema), in bulk
+        reads: what apply re-reads under its lock."""
+        keys = sorted(names)
+        adapters = self.adapters({c for c, _ in keys})
+        threaded = [k for k in keys if adapters[k[0]].capabilities.io_bound_fetch]
+        inline = [k for k in keys if not adapters[k[0]].capabilities.io_bound_fetch]
+
+        def one(k: tuple[str, str]) -> SchemaSnapshot:
+            return adapters[k[0]].fetch_views(k[1], names[k])
 
         results = self._map(one, threaded) + self._map(one, inline, threads=False)
         return {(s.catalog, s.schema): s for s in results}

@@ -130,6 +130,16 @@ class CatalogAdapter(ABC):
     def fetch(self, schema: str) -> SchemaSnapshot:
         """All views (and the names of other objects) of one schema, in bulk."""
 
+    def fetch_owned(self, schema: str, project: str) -> SchemaSnapshot:
+        """At least the views of `project` in a schema nothing is declared in (plan looks
+        there only for views to prune); catalogs that can filter on the marker skip the rest."""
+        return self.fetch(schema)
+
+    def fetch_views(self, schema: str, names: list[str]) -> SchemaSnapshot:
+        """At least the objects called `names` (apply re-reads what it will touch, under
+        the lock); catalogs with a bulk read by name skip the rest of the schema."""
+        return self.fetch(schema)
+
     def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         """What this catalog will hold (and read back) for `spec`, written over `live`
         (None for a create): types widened, defaults resolved. Plan compares this with

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import sqlglot
-from sqlglot import exp
-
+from reconciler import sql as vsql
 from reconciler import types as vtypes
 from reconciler.formats.params import COLUMN_COMMENT_LIMIT
 from reconciler.formats.table import HiveColumn
@@ -55,13 +53,10 @@ def text_of(original: str | None, expanded: str | None) -> str:
 
 def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
     """Names of the query's output columns when sqlglot can tell them exactly."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+    found = vsql.facts(sql, dialect)  # parsed once per process, shared with plan and apply
+    if not found.is_query:
         return None
-    if not isinstance(tree, exp.Query):
-        return None
-    names = tree.named_selects
+    names = found.named_selects
     if len(names) != count or any(not n or n == "*" for n in names):
         return None
     return list(names)
@@ -70,6 +65,9 @@ def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
 def qualify_tables(sql: str, dialect: str, database: str) -> str:
     """`sql` with unqualified table names prefixed by `database` (for engines that
     run the expanded text without a default database). Unchanged when unsure."""
+    import sqlglot  # on first use: commands that write no hive/flink view never load it
+    from sqlglot import exp
+
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):

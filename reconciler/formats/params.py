@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from reconciler.model import MANAGED_BY_FILTERABLE
+
 # Derby backs TABLE_PARAMS.PARAM_VALUE with VARCHAR(4000); stay clearly below it.
 PARAM_VALUE_LIMIT = 4000
 PART_SIZE = 3500
@@ -32,7 +34,7 @@ _INTERNAL_EXACT = frozenset({
     "transient_lastDdlTime", "comment", "presto_view", "presto_version", "presto_query_id",
     "is_generic", "last_modified_by", "last_modified_time", "numFiles", "numRows", "rawDataSize",
     "totalSize", "numFilesErasureCoded", "COLUMN_STATS_ACCURATE", "STATS_GENERATED_VIA_STATS_TASK",
-    "DO_NOT_UPDATE_STATS", "bucketing_version",
+    "DO_NOT_UPDATE_STATS", "bucketing_version", MANAGED_BY_FILTERABLE,
 })
 _INTERNAL_PREFIXES = ("spark.sql.", "view.", "presto_", "trino_", "flink.", "impala_", VIEWSYNC_PREFIX)
 
