@@ -1,13 +1,16 @@
-"""Carry a plan out: lock, re-check every action against the catalog, then
-execute in order, per-view atomic, with an audit row per attempted action and
-a version row per applied change. A failure stops the run; what was applied
-stays applied and recorded, so a re-run converges."""
+"""Carry a plan out: lock, re-read the views the plan touches and refuse a stale
+plan, then execute in dependency waves (independent actions concurrently where
+the catalog allows), per-view atomic, with an audit row per attempted action
+and a version row per applied change. A failure stops the run; what was
+applied stays applied and recorded, so a re-run converges."""
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
@@ -17,6 +20,7 @@ from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.secrets import redact
 from reconciler.state import StateStore
+from reconciler.waves import waves
 from reconciler.workspace import Workspace
 
 
@@ -92,19 +96,14 @@ def apply_plan(
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
         ctx = WriteContext(actor=actor, git_commit=git.commit, run_id=run_id)
-        for seq, action in enumerate(plan.actions):
-            if result.failed:
-                result.skipped.append(action)
-                continue
+
+        def one(seq: int) -> str | None:
+            action = plan.actions[seq]
             snap = snapshots.get((action.view.catalog, action.view.schema))
             live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
-            error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
-            if error is None:
-                result.applied.append(action)
-            else:
-                result.failed.append((action, error))
-            if on_action:
-                on_action(action, "applied" if error is None else "failed", error)
+            return _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
+
+        _run_waves(ws, plan.actions, one, result, on_action)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
                                          action.desired, None, None, [c.to_json() for c in action.changes], git)
@@ -120,6 +119,54 @@ def apply_plan(
         raise
     finally:
         state.release_lock(lock_name(project), run_id)
+
+
+def _spec_of(action: Action) -> ViewSpec | None:
+    """The spec whose SQL orders an action: what a write creates, what a drop removes."""
+    data = action.before if action.action == "drop" else action.desired
+    return ViewSpec.model_validate(data) if data is not None else None
+
+
+def _run_waves(ws: Workspace, actions: list[Action], one: Callable[[int], str | None], result: ApplyResult,
+               on_action: Callable[[Action, str, str | None], None] | None) -> None:
+    """Run `one(seq)` for every action, wave by wave (see reconciler.waves), up to
+    ws.parallelism at once when every catalog of the wave takes parallel writes. The
+    first failure stops the run: nothing new starts, the actions already running
+    finish and are recorded, the rest are skipped."""
+    stop = threading.Event()
+    report = threading.Lock()
+
+    def attempt(seq: int) -> tuple[int, str | None, bool]:
+        if stop.is_set():
+            return seq, None, False
+        error = one(seq)
+        if error is not None:
+            stop.set()
+        if on_action:
+            with report:
+                on_action(actions[seq], "applied" if error is None else "failed", error)
+        return seq, error, True
+
+    skipped: list[int] = []
+    for wave in waves(actions, _spec_of):
+        if stop.is_set():
+            skipped += wave
+            continue
+        parallel = all(ws.adapter(actions[i].view.catalog).capabilities.parallel_writes for i in wave)
+        workers = min(ws.parallelism, len(wave)) if parallel else 1
+        if workers == 1:
+            outcomes = [attempt(i) for i in wave]
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="viewsync-apply") as pool:
+                outcomes = list(pool.map(attempt, wave))
+        for seq, error, attempted in outcomes:
+            if not attempted:
+                skipped.append(seq)
+            elif error is None:
+                result.applied.append(actions[seq])
+            else:
+                result.failed.append((actions[seq], error))
+    result.skipped = [actions[i] for i in sorted(skipped)]
 
 
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,

@@ -4,9 +4,12 @@ and the apply lock."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -110,12 +113,21 @@ class StateStore:
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise UserError(f"cannot open the state store: {redact(str(err))}") from None
+        # Apply's writer threads share this store. SQLite serialises writers anyway, and a
+        # read-then-write transaction (record_version) racing another one in the same
+        # process fails at once instead of waiting: one writer at a time, in-process.
+        self._serial = threading.Lock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def _begin(self) -> Iterator[sa.Connection]:
+        with self._serial, self.engine.begin() as conn:
+            yield conn
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
                   plan_digest: str | None, declarations_digest: str | None) -> str:
         run_id = str(uuid.uuid4())
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(runs.insert().values(
                 run_id=run_id, project=project, command=command, actor=actor, started_at=now(),
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author, plan_digest=plan_digest,
@@ -123,7 +135,7 @@ class StateStore:
         return run_id
 
     def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(runs.update().where(runs.c.run_id == run_id).values(
                 finished_at=now(), outcome=outcome, summary=json.dumps(summary, sort_keys=True)))
 
@@ -133,7 +145,7 @@ class StateStore:
                     before_digest: str | None, after_digest: str | None,
                     changes: list[dict[str, Any]], git: GitInfo) -> int:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace."""
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             res = conn.execute(audit.insert().values(
                 run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
                 schema_name=view.schema, view_name=view.name,
@@ -145,7 +157,7 @@ class StateStore:
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(audit.update().where(audit.c.id == audit_id).values(
                 outcome=outcome, error=redact(error) if error else None))
 
@@ -170,7 +182,7 @@ class StateStore:
                        git_commit: str | None) -> int:
         for _ in range(5):
             try:
-                with self.engine.begin() as conn:
+                with self._begin() as conn:
                     last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
                         versions.c.catalog == view.catalog, versions.c.schema_name == view.schema,
                         versions.c.view_name == view.name)).scalar()
@@ -211,7 +223,7 @@ class StateStore:
         while True:
             current = now()
             try:
-                with self.engine.begin() as conn:
+                with self._begin() as conn:
                     conn.execute(locks.delete().where(locks.c.name == name, locks.c.expires_at < current))
                     conn.execute(locks.insert().values(
                         name=name, holder=holder, run_id=run_id, acquired_at=current,
@@ -235,9 +247,9 @@ class StateStore:
         return dict(row._mapping) if row else None
 
     def release_lock(self, name: str, run_id: str) -> None:
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == run_id))
 
     def force_unlock(self, run_id: str) -> int:
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             return int(conn.execute(locks.delete().where(locks.c.run_id == run_id)).rowcount)

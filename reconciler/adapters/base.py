@@ -48,6 +48,9 @@ class Capabilities:
     # the catalog folds names to lower case (HMS, Glue): `Orders` and `orders` are one view.
     # Case-sensitive catalogs (Iceberg, PostgreSQL) must never match them to each other.
     fold_names: bool = False
+    # writes from several threads at once are safe and gain (each thread its own connection,
+    # or a thread-safe client): apply then runs independent actions concurrently.
+    parallel_writes: bool = False
 
 
 @dataclass

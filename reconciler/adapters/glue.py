@@ -192,6 +192,7 @@ class GlueAdapter(CatalogAdapter):
             rewrites_sql=True,  # validated ATHENA views come back in Glue's own encoding
             requires_columns=True,
             fold_names=True,  # Glue lowercases database and table names
+            parallel_writes=True,  # boto3 clients are thread-safe, one pooled connection per worker
         )
 
     def list_schemas(self) -> list[str]:

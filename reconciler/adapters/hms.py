@@ -196,7 +196,8 @@ class HiveMetastoreAdapter(CatalogAdapter):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(strategy="format-aware", writable=True, multi_dialect=True, native_versions=False,
-                            writable_dialects=None, requires_columns=True, fold_names=True)
+                            writable_dialects=None, requires_columns=True, fold_names=True,
+                            parallel_writes=True)
 
     def describe(self) -> str:
         return f"{self.name} (hms, thrift://{self.host}:{self.port}, write_format={self.write_format})"

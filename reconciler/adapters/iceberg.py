@@ -198,7 +198,7 @@ class IcebergRestAdapter(CatalogAdapter):
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(strategy="delegate", writable=True, multi_dialect=True, native_versions=True,
-                            requires_columns=True)
+                            requires_columns=True, parallel_writes=True)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={self.options[k]}" for k in ("warehouse", "prefix") if self.options.get(k))
