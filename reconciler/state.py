@@ -92,6 +92,17 @@ locks = sa.Table(
 )
 
 
+# Per-action statements, built once: building them per call (values(), where()) cost more
+# Python than executing them. Parameters are bound at execute time.
+_AUDIT_INSERT = audit.insert()
+_AUDIT_FINISH = (audit.update().where(audit.c.id == sa.bindparam("audit_id"))
+                 .values(outcome=sa.bindparam("new_outcome"), error=sa.bindparam("new_error")))
+_LAST_VERSION = sa.select(sa.func.max(versions.c.version)).where(
+    versions.c.catalog == sa.bindparam("c"), versions.c.schema_name == sa.bindparam("s"),
+    versions.c.view_name == sa.bindparam("v"))
+_VERSION_INSERT = versions.insert()
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -146,20 +157,20 @@ class StateStore:
                     changes: list[dict[str, Any]], git: GitInfo) -> int:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace."""
         with self._begin() as conn:
-            res = conn.execute(audit.insert().values(
+            res = conn.execute(_AUDIT_INSERT, dict(
                 run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
                 schema_name=view.schema, view_name=view.name,
                 before_spec=json.dumps(before, sort_keys=True) if before is not None else None,
                 after_spec=json.dumps(after, sort_keys=True) if after is not None else None,
                 before_digest=before_digest, after_digest=after_digest,
-                changes=json.dumps(changes, sort_keys=True), outcome="pending",
+                changes=json.dumps(changes, sort_keys=True), outcome="pending", error=None,
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author))
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
         with self._begin() as conn:
-            conn.execute(audit.update().where(audit.c.id == audit_id).values(
-                outcome=outcome, error=redact(error) if error else None))
+            conn.execute(_AUDIT_FINISH, {"audit_id": audit_id, "new_outcome": outcome,
+                                         "new_error": redact(error) if error else None})
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -183,11 +194,10 @@ class StateStore:
         for _ in range(5):
             try:
                 with self._begin() as conn:
-                    last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
-                        versions.c.catalog == view.catalog, versions.c.schema_name == view.schema,
-                        versions.c.view_name == view.name)).scalar()
+                    last = conn.execute(_LAST_VERSION, {"c": view.catalog, "s": view.schema,
+                                                        "v": view.name}).scalar()
                     number = int(last or 0) + 1
-                    conn.execute(versions.insert().values(
+                    conn.execute(_VERSION_INSERT, dict(
                         catalog=view.catalog, schema_name=view.schema, view_name=view.name, version=number,
                         action=action, spec=json.dumps(spec, sort_keys=True) if spec is not None else None,
                         digest=digest, changes=json.dumps(changes, sort_keys=True), at=now(), actor=actor,
