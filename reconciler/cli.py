@@ -259,11 +259,11 @@ def apply(
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)
+    access_hooks.check_apply(result, ws.declarations().views, ws.root, ws.config.path, actor, who,
+                             ws.config.state_url, info)
     if not result.actions:
         out("Nothing to apply.\n")
         return
-    access_hooks.check_apply(result, ws.declarations().views, ws.root, ws.config.path, actor, who,
-                             ws.config.state_url, info)
     if not auto_approve:
         if not sys.stdin.isatty():
             raise UserError("refusing to apply without confirmation: no terminal to ask on; "
