@@ -18,6 +18,7 @@ import yaml
 from reconciler import drift as drift_mod
 from reconciler import gitsrc, render
 from reconciler.access import hooks as access_hooks
+from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
@@ -193,6 +194,7 @@ def plan(
     if base:
         result.yaml_changes = _yaml_changes(ws, base, decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
+    result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
     out(render.render(result, fmt, g.color))
