@@ -101,9 +101,10 @@ def test_a_plans_and_applies_but_b_cannot_apply_a_saved_plan_of_a(repo: Path) ->
 
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--ff-only", "a-change")
-    assert run_cli(repo, "plan", "--actor", "alice-gh", "--out", "plan.json").code == 0
+    saved = str(repo / "plan.json")
+    assert run_cli(repo, "plan", "--actor", "alice-gh", "--out", saved).code == 0
 
-    refused = run_cli(repo, "apply", "plan.json", "--actor", "bob-gh", "--auto-approve")
+    refused = run_cli(repo, "apply", saved, "--actor", "bob-gh", "--auto-approve")
     assert refused.code == 1
     assert "not permitted, nothing was applied" in refused.err
     assert "actor bob-gh lacks ALTER_VIEW on view local.sales.completed_orders" in refused.err
@@ -115,7 +116,7 @@ def test_a_plans_and_applies_but_b_cannot_apply_a_saved_plan_of_a(repo: Path) ->
     still = run_cli(repo, "plan", "--detailed-exitcode")
     assert still.code == 2  # nothing was applied
 
-    done = run_cli(repo, "apply", "plan.json", "--actor", "alice-gh", "--auto-approve")
+    done = run_cli(repo, "apply", saved, "--actor", "alice-gh", "--auto-approve")
     assert done.code == 0, done.text
     assert run_cli(repo, "plan", "--detailed-exitcode").code == 0
 
