@@ -7,14 +7,13 @@ No policy at all is not an error: it means everyone may do everything.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from reconciler import yamlsrc
 from reconciler.access.model import CHECKED_ON, DEPTH, AccessPolicy, Grant, Group, Level, Pattern, Privilege
-from reconciler.config import SCHEMA_DIR, schema_problems
+from reconciler.config import schema_document, schema_problems
 from reconciler.errors import Problem, ValidationFailed
 from reconciler.model import digest_of
 
@@ -29,7 +28,7 @@ def _validator(in_config: bool) -> Any:
     """Validates access.yaml itself, or a whole viewsync.yaml's `access:` (so error paths read access.*)."""
     import jsonschema
 
-    doc = json.loads((SCHEMA_DIR / SCHEMA_FILE).read_text(encoding="utf-8"))
+    doc = schema_document(SCHEMA_FILE)
     if in_config:
         doc = {"$defs": doc["$defs"], "type": "object", "properties": {SECTION: {"$ref": "#/$defs/policy"}}}
     return jsonschema.validators.validator_for(doc)(doc)
