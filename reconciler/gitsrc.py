@@ -36,7 +36,8 @@ def _prefix(repo: git.Repo, root: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
-def _git(root: Path, *args: str) -> tuple[int, str]:
+def run_git(root: Path, *args: str) -> tuple[int, str]:
+    """(exit code, stdout) of `git -C root ARGS`; 128 when there is no git command."""
     try:
         res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
     except OSError:  # no git command: not a git checkout as far as we can tell
@@ -45,12 +46,12 @@ def _git(root: Path, *args: str) -> tuple[int, str]:
 
 
 def info(root: Path, ref: str | None = None) -> GitInfo:
-    code, _ = _git(root, "rev-parse", "--git-dir")
+    code, _ = run_git(root, "rev-parse", "--git-dir")
     if code != 0:
         return GitInfo()
     if ref is not None and (not ref or ref.startswith("-")):
         raise UserError(f"unknown git ref {ref!r}")
-    code, text = _git(root, "log", "-1", "--format=%H%x00%an%x00%ae", ref or "HEAD", "--")
+    code, text = run_git(root, "log", "-1", "--format=%H%x00%an%x00%ae", ref or "HEAD", "--")
     parts = text.strip().split("\x00")
     if code != 0 or len(parts) != 3:
         if ref:
@@ -58,7 +59,7 @@ def info(root: Path, ref: str | None = None) -> GitInfo:
         return GitInfo()
     ref_name: str | None = ref
     if not ref:
-        code, branch = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+        code, branch = run_git(root, "symbolic-ref", "-q", "--short", "HEAD")
         ref_name = branch.strip() if code == 0 and branch.strip() else os.environ.get("GITHUB_REF_NAME") or None
     return GitInfo(commit=parts[0], ref=ref_name, author=f"{parts[1]} <{parts[2]}>")
 
@@ -92,11 +93,12 @@ def dirty_paths(root: Path) -> list[str]:
     if repo is None:
         return []
     prefix = _prefix(repo, root)
-    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml"]
+    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml", prefix + "access.yaml"]
     changed = {str(d.a_path) for d in repo.index.diff(None, paths=paths)}
     if repo.head.is_valid():
         changed |= {str(d.a_path) for d in repo.index.diff("HEAD", paths=paths)}
-    changed |= {p for p in repo.untracked_files if p.startswith(prefix + VIEWS_DIR + "/")}
+    changed |= {p for p in repo.untracked_files
+                if p.startswith(prefix + VIEWS_DIR + "/") or p == prefix + "access.yaml"}
     return sorted(changed)
 
 
