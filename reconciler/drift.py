@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
-from reconciler.model import ViewId
+from reconciler.model import ViewId, stamp_matches
 from reconciler.plan import Plan
 
 KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
@@ -60,7 +60,8 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
     oob: set[ViewId] = set()
     for snap in snapshots.values():
         for live in snap.views.values():
-            if live.managed_by == plan.project and live.spec_digest and live.spec.digest() != live.spec_digest:
+            if (live.managed_by == plan.project and live.spec_digest
+                    and not stamp_matches(live.spec_digest, live.spec)):
                 oob.add(live.id)
     for a in plan.actions:
         fields = tuple(c.field for c in a.changes)
