@@ -21,9 +21,9 @@ from reconciler.apply import apply_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
 from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanOptions
+from reconciler.plan import Plan, PlanOptions, YamlChange
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
+from reconciler.state import StateStore
 from reconciler.workspace import Workspace
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -108,12 +108,6 @@ def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None,
     )
 
 
-def _git_json(info: GitInfo) -> dict[str, str | None] | None:
-    if not info.commit:
-        return None
-    return {"commit": info.commit, "ref": info.ref, "author": info.author}
-
-
 def _check_format(fmt: str) -> None:
     if fmt not in ("text", "markdown", "json"):
         raise UserError(f"--format {fmt!r}: expected text, markdown or json")
@@ -140,20 +134,19 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
 
-def _yaml_changes(ws: Workspace, base: str, head: Declarations) -> list[dict[str, Any]]:
+def _yaml_changes(ws: Workspace, base: str, head: Declarations) -> list[YamlChange]:
     before = ws.declarations(gitsrc.files_at(ws.root, base))
     from reconciler.plan import diff_specs
 
-    changes: list[dict[str, Any]] = []
+    changes: list[YamlChange] = []
     for vid in sorted(set(before.views) | set(head.views)):
         a, b = before.views.get(vid), head.views.get(vid)
         if a is None:
-            changes.append({"view": str(vid), "change": "added"})
+            changes.append(YamlChange(vid, "added"))
         elif b is None:
-            changes.append({"view": str(vid), "change": "removed"})
+            changes.append(YamlChange(vid, "removed"))
         elif a.canonical() != b.canonical():
-            changes.append({"view": str(vid), "change": "changed",
-                            "fields": [c.field for c in diff_specs(b, a)]})
+            changes.append(YamlChange(vid, "changed", tuple(c.field for c in diff_specs(b, a))))
     return changes
 
 
@@ -179,7 +172,7 @@ def plan(
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
     opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-    result, _ = ws.plan(opts, decl, _git_json(info))
+    result, _ = ws.plan(opts, decl, info)
     if base:
         result.yaml_changes = _yaml_changes(ws, base, decl)
     if out_file:
@@ -237,14 +230,14 @@ def apply(
         scope = result.scope
         if result.project != ws.config.project:
             raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
-        opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),
-                        bool(scope.get("allow_mass_drop")))
+        opts = _options(ws, list(scope.catalogs), list(scope.select), scope.prune, scope.adopt,
+                        scope.allow_mass_drop)
         if ws.declarations_digest(ws.declarations(), opts) != result.declarations_digest:
             raise UserError(f"stale plan: the declarations changed since {plan_file} was made; nothing was "
                             "applied. Run `viewsync plan` again")
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, ws.declarations(), _git_json(info))
+        result, _ = ws.plan(opts, ws.declarations(), info)
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)

@@ -20,7 +20,7 @@ from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.model import ViewId, stamp_matches
-from reconciler.plan import Plan
+from reconciler.plan import Plan, PlanErrorCode
 
 KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
 
@@ -82,16 +82,17 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
         else:
             report.items.append(DriftItem("pending", a.view, f"declared change not applied yet ({a.action})",
                                           fields))
-    for d in plan.drift:
-        report.items.append(DriftItem("changed_out_of_band", d["view"],
+    for m in plan.drift:
+        report.items.append(DriftItem("changed_out_of_band", m.view,
                                       "differs from its declaration (read-only catalog)",
-                                      tuple(c.field for c in d["changes"])))
+                                      tuple(c.field for c in m.changes)))
     for view in plan.undeclared:
         report.items.append(DriftItem("undeclared", view, "managed by this project, no longer declared"))
     for u in plan.unmanaged:
         report.items.append(DriftItem("unmanaged", u.view, f"{u.format} view without the viewsync marker"
                                       + (f" (managed by {u.managed_by})" if u.managed_by else "")))
-    report.errors = [f"[{e.code}] {e.message}" for e in plan.errors if e.code != "read_only_catalog"]
+    # Read-only mismatches are drift items already (above).
+    report.errors = [f"[{e.code}] {e.message}" for e in plan.errors if e.code != PlanErrorCode.READ_ONLY_CATALOG]
     report.items.sort(key=lambda i: (KINDS.index(i.kind), i.view))
     return report
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reconciler.adapters.managed import engine_for, ensure_tables
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.model import ViewId
 from reconciler.secrets import redact
 
@@ -96,13 +96,6 @@ def now() -> datetime:
 def _aware(value: datetime) -> datetime:
     # SQLite gives naive datetimes back; we only ever store UTC.
     return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class GitInfo:
-    commit: str | None = None
-    ref: str | None = None
-    author: str | None = None
 
 
 class LockHeld(UserError):

@@ -20,6 +20,7 @@ from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
 from reconciler.secrets import redact
 
@@ -128,7 +129,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
-             git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
+             git: GitInfo | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
         with bulk_objects():

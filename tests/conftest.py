@@ -1,10 +1,12 @@
 """Shared fixtures: a copy of the sample repository, an in-process CLI runner,
-and throwaway PostgreSQL / MariaDB databases on the machine's real servers."""
+throwaway PostgreSQL / MariaDB databases on the machine's real servers, and a
+check that every plan any test emits is valid and round-trips."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
 import sys
 import uuid
@@ -47,6 +49,27 @@ def run_cli(repo: Path, *args: str) -> CliResult:
     finally:
         sys.argv = argv
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _every_plan_validates_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wrap Plan.to_json: whatever a test makes the code emit (plan --format json, --out,
+    show) must match schemas/plan.schema.json and load back to the same plan."""
+    import jsonschema
+
+    from reconciler.plan_model import Plan
+
+    schema = json.loads((ROOT / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
+    original = Plan.to_json
+
+    def checked(plan: Plan) -> dict:  # type: ignore[type-arg]
+        data = original(plan)
+        jsonschema.validate(data, schema)
+        again = original(Plan.from_json(json.loads(json.dumps(data))))
+        assert again == data, "a saved plan does not load back to the same plan"
+        return data
+
+    monkeypatch.setattr(Plan, "to_json", checked)
 
 
 @pytest.fixture
