@@ -148,11 +148,11 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             assert live is not None
             adapter.drop(live, ctx)
     except AdapterError as err:
-        message = redact(str(err))
+        message = redact(str(err), ws.config.secrets)
         state.audit_finish(audit_id, "failed", message)
         return message
     except Exception as err:  # an unexpected backend failure must still be recorded
-        message = redact(f"{type(err).__name__}: {err}")
+        message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
         state.audit_finish(audit_id, "failed", message)
         return message
     state.audit_finish(audit_id, "applied")

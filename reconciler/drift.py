@@ -20,6 +20,7 @@ from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.model import ViewId, stamp_matches
+from reconciler.output import OutputFormat
 from reconciler.plan import Plan, PlanErrorCode
 
 KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
@@ -128,9 +129,9 @@ def markdown(report: DriftReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(report: DriftReport, fmt: str) -> str:
-    if fmt == "json":
+def render(report: DriftReport, fmt: OutputFormat) -> str:
+    if fmt is OutputFormat.JSON:
         return json.dumps(report.to_json(), indent=2) + "\n"
-    if fmt == "markdown":
+    if fmt is OutputFormat.MARKDOWN:
         return markdown(report)
     return text(report)

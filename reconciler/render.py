@@ -6,6 +6,7 @@ import difflib
 import json
 from typing import Any
 
+from reconciler.output import OutputFormat
 from reconciler.plan import Action, Change, Plan, YamlChange
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
@@ -215,9 +216,9 @@ def as_json(plan: Plan) -> str:
     return json.dumps(plan.to_json(), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def render(plan: Plan, fmt: str, color: bool = False) -> str:
-    if fmt == "json":
+def render(plan: Plan, fmt: OutputFormat, color: bool = False) -> str:
+    if fmt is OutputFormat.JSON:
         return as_json(plan)
-    if fmt == "markdown":
+    if fmt is OutputFormat.MARKDOWN:
         return markdown(plan)
     return text(plan, color)

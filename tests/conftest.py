@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
+import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,13 +35,22 @@ class CliResult:
         return self.out + self.err
 
 
-def run_cli(repo: Path, *args: str) -> CliResult:
-    """Run `viewsync --repo REPO ARGS...` in-process, exactly as the console script does."""
+def run_cli(repo: Path, *args: str, env: Mapping[str, str] | None = None, process: bool = False,
+            timeout: float = 300) -> CliResult:
+    """The one way tests run `viewsync --repo REPO ARGS...`, with `env` added to the
+    environment. In-process by default, exactly as the console script runs (fast);
+    `process=True` runs it in a child process, as a shell would (nothing shared with
+    the test process: logging, caches, the secrets seen)."""
+    if process:
+        done = subprocess.run([sys.executable, "-m", "reconciler.cli", "--repo", str(repo), *args],
+                              capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+        return CliResult(done.returncode, done.stdout, done.stderr)
     from reconciler.cli import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
-    argv = sys.argv
+    argv, saved_env = sys.argv, {k: os.environ.get(k) for k in env or {}}
     sys.argv = ["viewsync", "--repo", str(repo), *args]
+    os.environ.update(env or {})
     code = 0
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -48,6 +59,11 @@ def run_cli(repo: Path, *args: str) -> CliResult:
         code = int(e.code or 0)
     finally:
         sys.argv = argv
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 
@@ -113,10 +129,6 @@ def pg_url() -> Iterator[str]:
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     finally:
-        from reconciler.adapters import managed
-
-        with contextlib.suppress(KeyError):
-            managed._engines.pop(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}").dispose()
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
