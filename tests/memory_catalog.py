@@ -59,9 +59,10 @@ class MemoryCatalog(CatalogAdapter):
             **extra: Any) -> StoredView:
         """A view as if written by someone (stamp defaults to the spec's digest when managed)."""
         self.add_schema(view.schema)
+        spec = spec.resolved(view)
         if managed_by is not None and stamp is None:
             stamp = spec.digest()
-        stored = StoredView(spec.resolved(view), managed_by, stamp, **extra)
+        stored = StoredView(spec, managed_by, stamp, **extra)
         self.store.views[view.schema][view.name] = stored
         return stored
 
