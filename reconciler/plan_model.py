@@ -15,7 +15,8 @@ out. Its JSON form (`to_json`, described by `reconciler/schemas/plan.schema.json
 - `unmanaged`: live views without our marker (or another project's), listed only;
 - `undeclared`: views of this project no longer declared, kept (no `--prune`);
 - `drift`: read-only catalogs whose views differ from their declarations;
-- `warnings`; `yaml_changes` (only with `plan --base`).
+- `warnings`; `yaml_changes` (only with `plan --base`); `access` (the access policy
+  checked, and for whom, when plan checked one).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class PlanErrorCode(StrEnum):
     OWNED_BY_OTHER = "owned_by_other"  # another project's view holds the name
     MASS_DROP = "mass_drop"  # more drops than policy.max_drop_fraction allows
     DEPENDENCY_CYCLE = "dependency_cycle"  # views read each other in a cycle
+    NOT_PERMITTED = "not_permitted"  # the access policy denies the change (reconciler.access)
     # found by an adapter's check(): the catalog cannot store the declaration
     DIALECT_NOT_STORABLE = "dialect_not_storable"
     COLUMNS_REQUIRED = "columns_required"
@@ -221,6 +223,7 @@ class Plan:
     undeclared: list[ViewId] = field(default_factory=list)  # ours, no longer declared, kept
     drift: list[Mismatch] = field(default_factory=list)  # read-only catalogs: expectation mismatches
     yaml_changes: list[YamlChange] | None = None  # filled by `plan --base`
+    access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
 
     @property
     def has_changes(self) -> bool:
@@ -249,6 +252,8 @@ class Plan:
         }
         if self.yaml_changes is not None:
             out["yaml_changes"] = [c.to_json() for c in self.yaml_changes]
+        if self.access is not None:
+            out["access"] = self.access
         return out
 
     def digest(self) -> str:
@@ -273,4 +278,5 @@ class Plan:
             undeclared=[ViewId(v["catalog"], v["schema"], v["name"]) for v in d.get("undeclared", [])],
             drift=[Mismatch.from_json(m) for m in d.get("drift", [])],
             yaml_changes=[YamlChange.from_json(c) for c in changes] if changes is not None else None,
+            access=d.get("access"),
         )
