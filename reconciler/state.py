@@ -16,7 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import engine_for, ensure_tables
+from reconciler.adapters.managed import ensure_tables
+from reconciler.engines import create_engine
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.model import ViewId
@@ -120,7 +121,7 @@ class StateStore:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self.engine = engine_for(url)
+            self.engine = create_engine(url)
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise UserError(f"cannot open the state store: {redact(str(err))}") from None
@@ -133,6 +134,9 @@ class StateStore:
     def _begin(self) -> Iterator[sa.Connection]:
         with self._serial, self.engine.begin() as conn:
             yield conn
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,

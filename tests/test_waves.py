@@ -8,15 +8,15 @@ from reconciler.waves import waves
 
 
 def _action(kind: str, name: str, sql: str) -> Action:
-    spec = {"columns": [], "representations": [{"dialect": "spark", "sql": sql}]}
+    spec = ViewSpec.model_validate({"columns": [], "representations": [{"dialect": "spark", "sql": sql}]})
     vid = ViewId("c", "s", name)
     if kind == "drop":
         return Action("drop", vid, "managed", before=spec)
     return Action(kind, vid, "managed", desired=spec)  # type: ignore[arg-type]
 
 
-def _spec(a: Action) -> ViewSpec:
-    return ViewSpec.model_validate(a.before if a.action == "drop" else a.desired)
+def _spec(a: Action) -> ViewSpec | None:
+    return a.before if a.action == "drop" else a.desired
 
 
 def names(actions: list[Action], groups: list[list[int]]) -> list[list[str]]:
