@@ -9,9 +9,14 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Connection
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
+from reconciler.events import model as ev
+from reconciler.events.dispatch import Emitter
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.secrets import redact
@@ -64,12 +69,19 @@ def apply_plan(
     git: GitInfo,
     lock_timeout: float = 0,
     on_action: Callable[[Action, str, str | None], None] | None = None,
+    events: Emitter | None = None,
 ) -> ApplyResult:
+    """`events`: announce the run and every action (outbox rows in the audit rows' transactions,
+    blocking hooks before each action, delivery after each commit)."""
     if plan.errors:
         raise UserError("the plan has errors and cannot be applied")
     project = ws.config.project
     run_id = state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest)
     result = ApplyResult(run_id)
+    if events is not None:
+        events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
+            "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+            "plan_digest": plan.digest(), "summary": plan.summary()}))
     holder = f"{actor}@{socket.gethostname()}:{os.getpid()}"
     try:
         state.acquire_lock(lock_name(project), holder, run_id, wait_s=lock_timeout)
@@ -95,7 +107,9 @@ def apply_plan(
                 continue
             snap = snapshots.get((action.view.catalog, action.view.schema))
             live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
-            error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
+            error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project, events)
+            if events is not None:
+                events.flush()
             if error is None:
                 result.applied.append(action)
             else:
@@ -106,9 +120,13 @@ def apply_plan(
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
                                          action.desired, None, None, [c.to_json() for c in action.changes], git)
             state.audit_finish(audit_id, "skipped", "not attempted: an earlier action failed")
-        state.finish_run(run_id, "success" if result.ok else "failed",
-                         {"applied": len(result.applied), "failed": len(result.failed),
-                          "skipped": len(result.skipped)})
+        summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
+        state.finish_run(run_id, "success" if result.ok else "failed", summary)
+        if events is not None:
+            events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
+                "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                "outcome": "success" if result.ok else "failed", "summary": summary}))
+            events.flush()
         return result
     except StalePlan:
         raise
@@ -119,16 +137,40 @@ def apply_plan(
         state.release_lock(lock_name(project), run_id)
 
 
+def _git(git: GitInfo) -> dict[str, str | None]:
+    return {"commit": git.commit, "ref": git.ref, "author": git.author}
+
+
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
-             actor: str, git: GitInfo, ctx: WriteContext, project: str) -> str | None:
+             actor: str, git: GitInfo, ctx: WriteContext, project: str, events: Emitter | None = None) -> str | None:
     """Run one action; returns an error message or None. The audit row is written
-    first (pending) so a crash mid-call still leaves a trace."""
+    first (pending) so a crash mid-call still leaves a trace; each audit write carries
+    its event into the outbox in the same transaction."""
     spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
     after_digest = spec.digest() if spec is not None else None
     before_digest = ViewSpec.model_validate(action.before).digest() if action.before is not None else None
     changes = [c.to_json() for c in action.changes]
+
+    def announce(event_type: str, outcome: str | None = None, error: str | None = None) -> dict[str, Any] | None:
+        if events is None:
+            return None
+        return events.action_event(event_type, action, run_id=run_id, seq=seq, actor=actor, git=_git(git),
+                                   before_digest=before_digest, after_digest=after_digest, outcome=outcome,
+                                   error=error)
+
+    def store(event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
+        if events is None or event is None:
+            return None
+        return lambda conn: events.enqueue(conn, event)
+
+    pre = announce(ev.pre_type(action.action))
     audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
-                                 action.desired, before_digest, after_digest, changes, git)
+                                 action.desired, before_digest, after_digest, changes, git, also=store(pre))
+    refusal = events.veto(pre) if events is not None and pre is not None else None
+    if refusal is not None:
+        message = redact(refusal)
+        state.audit_finish(audit_id, "refused", message, also=store(announce(ev.FAILED, "refused", message)))
+        return message
     adapter = ws.adapter(action.view.catalog)
     try:
         if action.action == "create":
@@ -142,13 +184,13 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             adapter.drop(live, ctx)
     except AdapterError as err:
         message = redact(str(err))
-        state.audit_finish(audit_id, "failed", message)
+        state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return message
     except Exception as err:  # an unexpected backend failure must still be recorded
         message = redact(f"{type(err).__name__}: {err}")
-        state.audit_finish(audit_id, "failed", message)
+        state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return message
-    state.audit_finish(audit_id, "applied")
+    state.audit_finish(audit_id, "applied", also=store(announce(ev.post_type(action.action, True), "applied")))
     state.record_version(run_id, action.view, action.action, action.desired, after_digest, changes, actor,
                          git.commit)
     return None

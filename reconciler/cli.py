@@ -20,6 +20,9 @@ from reconciler import gitsrc, render
 from reconciler.apply import apply_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
+from reconciler.events import commands as event_cmds
+from reconciler.events import outbox
+from reconciler.events.commands import open_emitter
 from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Plan, PlanOptions
 from reconciler.secrets import redact
@@ -239,17 +242,20 @@ def apply(
             raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
         opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),
                         bool(scope.get("allow_mass_drop")))
-        if ws.declarations_digest(ws.declarations(), opts) != result.declarations_digest:
+        decl = ws.declarations()
+        if ws.declarations_digest(decl, opts) != result.declarations_digest:
             raise UserError(f"stale plan: the declarations changed since {plan_file} was made; nothing was "
                             "applied. Run `viewsync plan` again")
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, ws.declarations(), _git_json(info))
+        decl = ws.declarations()
+        result, _ = ws.plan(opts, decl, _git_json(info))
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)
     if not result.actions:
         out("Nothing to apply.\n")
+        _deliver_pending(ws, StateStore(ws.config.state_url))
         return
     if not auto_approve:
         if not sys.stdin.isatty():
@@ -265,11 +271,22 @@ def apply(
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(line + (f" ({error})" if error else "") + "\n")
 
-    res = apply_plan(ws, result, state, who, info, lock_timeout, progress)
+    emitter = open_emitter(ws, state.engine, decl.views, err)
+    res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter)
     out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
+    _deliver_pending(ws, state, emitter)
     if not res.ok:
         raise typer.Exit(1)
+
+
+def _deliver_pending(ws: Workspace, state: StateStore, emitter: Any = None) -> None:
+    """Every apply ends by retrying what is in the outbox; a sink that is down never fails it."""
+    emitter = emitter or open_emitter(ws, state.engine, log=err)
+    report = emitter.drain()
+    if report.pending:
+        err(f"Warning: {report.pending} event deliveries pending; the next apply or `viewsync events deliver` "
+            "retries them")
 
 
 @app.command()
@@ -451,6 +468,63 @@ def import_(
         written += len(views)
         out(f"Wrote {path.relative_to(ws.root)} ({len(views)} view(s))\n")
     out(f"Imported {written} view(s) from catalog {catalog!r}.\n")
+
+
+events_app = typer.Typer(help="Events announced by applies, and their delivery.", invoke_without_command=True)
+app.add_typer(events_app, name="events")
+
+
+@events_app.callback()
+def events(
+    ctx: typer.Context,
+    pending: Annotated[bool, typer.Option("--pending", help="Only events some sink has not received.")] = False,
+    since: Annotated[str | None, typer.Option(help="ISO time or duration (7d, 12h).")] = None,
+    run: Annotated[str | None, typer.Option(help="Run id (prefix).")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json")] = "text",
+) -> None:
+    """List events from the outbox with each sink's delivery state."""
+    if ctx.invoked_subcommand:
+        return
+    if fmt not in ("text", "json"):
+        raise UserError(f"--format {fmt!r}: expected text or json")
+    ws = _open(ctx.find_root().obj)
+    engine = StateStore(ws.config.state_url).engine
+    outbox.ensure(engine)
+    rows = outbox.listing(engine, pending, _since(since), run)
+    out(event_cmds.events_json(rows) if fmt == "json" else event_cmds.events_text(rows))
+
+
+@events_app.command("deliver")
+def events_deliver(ctx: typer.Context) -> None:
+    """Deliver every pending event now (with retries and backoff); exit 1 if some stay pending."""
+    ws = _open(ctx.find_root().obj)
+    emitter = open_emitter(ws, StateStore(ws.config.state_url).engine, log=err)
+    report = emitter.drain()
+    out(f"Event deliveries: {report.delivered} delivered, {report.rejected} rejected, {report.pending} pending.\n")
+    if report.pending:
+        raise typer.Exit(1)
+
+
+@app.command()
+def lineage(
+    ctx: typer.Context,
+    view: Annotated[str, typer.Argument(help="catalog.schema.view")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json | dot")] = "text",
+    ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
+) -> None:
+    """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted)."""
+    if fmt not in ("text", "json", "dot"):
+        raise UserError(f"--format {fmt!r}: expected text, json or dot")
+    ws = _open(_g(ctx))
+    decl = _declarations(ws, ref)
+    vid = _parse_view(view)
+    if vid not in decl.views:
+        raise UserError(f"{vid}: not declared")
+    lin = event_cmds.declared_lineage(decl.views, vid)
+    if fmt == "json":
+        out(json.dumps(lin.to_json(), indent=2) + "\n")
+    else:
+        out(event_cmds.lineage_dot(lin) if fmt == "dot" else event_cmds.lineage_text(lin))
 
 
 @app.command("force-unlock")
