@@ -34,10 +34,11 @@ class ApplyResult:
     applied: list[Action] = field(default_factory=list)
     failed: list[tuple[Action, str]] = field(default_factory=list)
     skipped: list[Action] = field(default_factory=list)
+    refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.refused
 
 
 def lock_name(project: str) -> str:
@@ -107,20 +108,24 @@ def apply_plan(
                 continue
             snap = snapshots.get((action.view.catalog, action.view.schema))
             live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
-            error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project, events)
+            outcome, error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project, events)
             if events is not None:
                 events.flush()
-            if error is None:
+            if outcome == "applied":
                 result.applied.append(action)
+            elif outcome == "refused":  # a hook's veto stops that action only
+                result.refused.append((action, error or ""))
             else:
-                result.failed.append((action, error))
+                result.failed.append((action, error or ""))
             if on_action:
-                on_action(action, "applied" if error is None else "failed", error)
+                on_action(action, outcome, error)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
                                          action.desired, None, None, [c.to_json() for c in action.changes], git)
             state.audit_finish(audit_id, "skipped", "not attempted: an earlier action failed")
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
+        if result.refused:
+            summary["refused"] = len(result.refused)
         state.finish_run(run_id, "success" if result.ok else "failed", summary)
         if events is not None:
             events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
@@ -142,8 +147,9 @@ def _git(git: GitInfo) -> dict[str, str | None]:
 
 
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
-             actor: str, git: GitInfo, ctx: WriteContext, project: str, events: Emitter | None = None) -> str | None:
-    """Run one action; returns an error message or None. The audit row is written
+             actor: str, git: GitInfo, ctx: WriteContext, project: str,
+             events: Emitter | None = None) -> tuple[str, str | None]:
+    """Run one action; returns its outcome (applied, failed, refused) and error message. The audit row is written
     first (pending) so a crash mid-call still leaves a trace; each audit write carries
     its event into the outbox in the same transaction."""
     spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
@@ -170,7 +176,7 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
     if refusal is not None:
         message = redact(refusal)
         state.audit_finish(audit_id, "refused", message, also=store(announce(ev.FAILED, "refused", message)))
-        return message
+        return "refused", message
     adapter = ws.adapter(action.view.catalog)
     try:
         if action.action == "create":
@@ -185,12 +191,12 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
     except AdapterError as err:
         message = redact(str(err))
         state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
-        return message
+        return "failed", message
     except Exception as err:  # an unexpected backend failure must still be recorded
         message = redact(f"{type(err).__name__}: {err}")
         state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
-        return message
+        return "failed", message
     state.audit_finish(audit_id, "applied", also=store(announce(ev.post_type(action.action, True), "applied")))
     state.record_version(run_id, action.view, action.action, action.desired, after_digest, changes, actor,
                          git.commit)
-    return None
+    return "applied", None

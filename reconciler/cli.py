@@ -273,7 +273,8 @@ def apply(
 
     emitter = open_emitter(ws, state.engine, decl.views, err)
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter)
-    out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed, "
+    refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
+    out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed{refused}, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     _deliver_pending(ws, state, emitter)
     if not res.ok:
