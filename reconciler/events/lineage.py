@@ -160,18 +160,23 @@ class _Resolver:
         if table:
             src = sources.get(table)
             return self._named(src, col.name) if src is not None else set()
-        # Unqualified: the one source that has it (a declared column list decides), else the only source.
+        # Unqualified: the sources that have it by their declared columns; when none is known to,
+        # every source whose columns are unknown might (derived sources always say).
         if len(sources) == 1:
             return self._named(next(iter(sources.values())), col.name)
+        maybe: set[InputColumn] = set()
         for src in sources.values():
             if isinstance(src, str):
-                if col.name.lower() in (c.lower() for c in self.known.get(src.lower(), [])):
+                cols = self.known.get(src.lower())
+                if cols is not None and col.name.lower() in (c.lower() for c in cols):
                     return self._named(src, col.name)
+                if cols is None:
+                    maybe |= self._named(src, col.name)
             else:
                 found = self._named(src, col.name)
                 if found:
                     return found
-        return set()
+        return maybe
 
     def _indirect(self, part: Any, sources: Mapping[str, str | _Out], subtype: str) -> None:
         from sqlglot import exp
@@ -281,3 +286,10 @@ def diff(before: Lineage | None, after: Lineage | None) -> list[str]:
         else:
             lines.append(f"~ {name} <- {text}")
     return lines
+
+
+def change_of(view: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
+    """The lineage change of one plan action (canonical specs before/after; None = absent)."""
+    old = lineage_of_spec(view, before) if before is not None else None
+    new = lineage_of_spec(view, after) if after is not None else None
+    return diff(old, new)

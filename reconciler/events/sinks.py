@@ -155,8 +155,13 @@ class OpenLineageSink(Sink):
         if self._transport is None:
             from openlineage.client.transport import get_default_factory
 
+            config = dict(self.transport)
+            if config.get("type") in ("http", "async_http"):
+                # The outbox retries with backoff across runs; the transport's own retries would only
+                # hold the apply up while a receiver is down.
+                config.setdefault("retry", {"total": 0})
             try:
-                self._transport = get_default_factory().create(config=dict(self.transport))
+                self._transport = get_default_factory().create(config=config)
             except Exception as err:  # e.g. kafka without its library
                 raise DeliveryError(f"openlineage transport {self.transport.get('type')!r}: {err}", False) \
                     from None

@@ -77,7 +77,7 @@ def class_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     if key in defs:
         return defs[key]
     defs[key] = {}  # recursion guard (fields of its own type)
-    hints = typing.get_type_hints(cls, vars(importlib.import_module(cls.__module__)))
+    hints = typing.get_type_hints(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in attr.fields(cls):
