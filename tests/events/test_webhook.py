@@ -168,3 +168,32 @@ def test_apply_killed_between_audit_row_and_delivery_loses_nothing(sample_repo: 
     assert deliver.code == 0, deliver.text
     assert [e["id"] for e in receiver.events()] == [s[0] for s in stored]
     assert _pending(sample_repo) == []
+
+
+def test_4xx_is_rejected_for_good_and_5xx_is_retried(sample_repo: Path, tmp_path: Path) -> None:
+    from tests.servers import free_port
+
+    rejecting = Receiver(free_port(), tmp_path / "r400.jsonl", status=400)
+    failing = Receiver(free_port(), tmp_path / "r503.jsonl", status=503)
+    rejecting.start()
+    failing.start()
+    try:
+        set_events(sample_repo, {"strict": {"type": "webhook", "url": rejecting.url, "types": ["view.created"]},
+                                 "flaky": {"type": "webhook", "url": failing.url, "types": ["run.finished"],
+                                           "retries": 2}})
+        res = run_cli(sample_repo, "apply", "--auto-approve")
+        assert res.code == 0, res.text
+        assert len(rejecting.received()) == 6  # each tried once, none retried
+        assert len(failing.received()) == 3  # one inline attempt + two at the end of the run
+        listed = json.loads(run_cli(sample_repo, "events", "--format", "json").out)
+        states = Counter(d["status"] for e in listed for d in e["deliveries"])
+        assert states == {"rejected": 6, "pending": 1}
+        failing.stop()
+        failing.status = 200
+        failing.start()
+        deliver = run_cli(sample_repo, "events", "deliver")
+        assert deliver.code == 0 and "1 delivered, 0 rejected, 0 pending" in deliver.out
+        assert len(rejecting.received()) == 6
+    finally:
+        rejecting.stop()
+        failing.stop()
