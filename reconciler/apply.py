@@ -5,6 +5,7 @@ stays applied and recorded, so a re-run converges."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable
@@ -79,10 +80,6 @@ def apply_plan(
     project = ws.config.project
     run_id = state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest)
     result = ApplyResult(run_id)
-    if events is not None:
-        events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
-            "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-            "plan_digest": plan.digest(), "summary": plan.summary()}))
     holder = f"{actor}@{socket.gethostname()}:{os.getpid()}"
     try:
         state.acquire_lock(lock_name(project), holder, run_id, wait_s=lock_timeout)
@@ -101,6 +98,10 @@ def apply_plan(
             state.finish_run(run_id, "refused", {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
+        if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
+            events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
+                "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                "plan_digest": plan.digest(), "summary": plan.summary()}))
         ctx = WriteContext(actor=actor, git_commit=git.commit, run_id=run_id)
         for seq, action in enumerate(plan.actions):
             if result.failed:
@@ -137,6 +138,11 @@ def apply_plan(
         raise
     except BaseException:
         state.finish_run(run_id, "failed", {"applied": len(result.applied)})
+        if events is not None:
+            with contextlib.suppress(Exception):  # the original error matters more
+                events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
+                    "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                    "outcome": "failed", "summary": {"applied": len(result.applied)}}))
         raise
     finally:
         state.release_lock(lock_name(project), run_id)

@@ -43,6 +43,7 @@ class Emitter:
     log: Log | None = None
     backoff: float = 0.5  # seconds before the first retry in `drain`; doubles each round
     _down: set[str] = field(default_factory=set)
+    _lineage: dict[str, dict[str, Any]] = field(default_factory=dict)  # the last action's
 
     def __post_init__(self) -> None:
         outbox.ensure(self.engine)
@@ -62,7 +63,11 @@ class Emitter:
             changes=changes, before_digest=before_digest, after_digest=after_digest, after=action.desired,
             outcome=outcome, error=error)
         if action.desired is not None:
-            data["lineage"] = lineage_of_spec(str(action.view), action.desired, self.known_columns).to_json()
+            # The pre- and post-event of one action share one parse of its SQL.
+            key = f"{action.view}|{after_digest}"
+            if key not in self._lineage:
+                self._lineage = {key: lineage_of_spec(str(action.view), action.desired, self.known_columns).to_json()}
+            data["lineage"] = self._lineage[key]
         return self.event(run_id, seq, event_type, str(action.view), data)
 
     # ------------------------------------------------------------- storing
@@ -92,6 +97,8 @@ class Emitter:
     def flush(self) -> DeliveryReport:
         """One attempt per pending delivery, sinks that failed this run skipped."""
         report = DeliveryReport()
+        if not self.sinks:
+            return report
         by_name = {s.name: s for s in self.sinks}
         for d in outbox.pending(self.engine):
             sink = by_name.get(d.sink)
@@ -107,6 +114,8 @@ class Emitter:
         by_name = {s.name: s for s in self.sinks}
         report = DeliveryReport()
         self._down.clear()
+        if not self.sinks:
+            return report
         wait = self.backoff
         max_rounds = rounds if rounds is not None else max((s.retries for s in self.sinks), default=1)
         for attempt in range(max(1, max_rounds)):
@@ -126,7 +135,8 @@ class Emitter:
             if attempt + 1 < max_rounds:
                 time.sleep(wait)
                 wait *= 2
-        report.pending = len(outbox.pending(self.engine))
+        # Deliveries to sinks no longer configured stay listed by `viewsync events`, never retried.
+        report.pending = sum(1 for d in outbox.pending(self.engine) if d.sink in by_name)
         return report
 
     def _attempt(self, sink: Sink, d: outbox.Delivery, report: DeliveryReport) -> bool:

@@ -162,7 +162,6 @@ class OpenLineageSink(Sink):
                 config.setdefault("retry", {"total": 0})
             try:
                 self._transport = get_default_factory().create(config=config)
-            except Exception as err:  # e.g. kafka without its library
-                raise DeliveryError(f"openlineage transport {self.transport.get('type')!r}: {err}", False) \
-                    from None
+            except Exception as err:  # e.g. kafka without its library: kept pending until it is installed
+                raise DeliveryError(f"openlineage transport {self.transport.get('type')!r}: {err}") from None
         return self._transport
