@@ -18,10 +18,11 @@ from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, Write
 from reconciler.errors import UserError
 from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
+from reconciler.gitinfo import GitInfo
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
+from reconciler.state import StateStore
 from reconciler.workspace import Workspace
 
 
@@ -121,8 +122,9 @@ def apply_plan(
             if on_action:
                 on_action(action, outcome, error)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
-            audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
-                                         action.desired, None, None, [c.to_json() for c in action.changes], git)
+            audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
+                                         _canonical(action.desired), None, None,
+                                         [c.to_json() for c in action.changes], git)
             state.audit_finish(audit_id, "skipped", "not attempted: an earlier action failed")
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
         if result.refused:
@@ -152,15 +154,19 @@ def _git(git: GitInfo) -> dict[str, str | None]:
     return {"commit": git.commit, "ref": git.ref, "author": git.author}
 
 
+def _canonical(spec: ViewSpec | None) -> dict[str, Any] | None:
+    return spec.canonical() if spec is not None else None
+
+
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
              actor: str, git: GitInfo, ctx: WriteContext, project: str,
              events: Emitter | None = None) -> tuple[str, str | None]:
-    """Run one action; returns its outcome (applied, failed, refused) and error message. The audit row is written
-    first (pending) so a crash mid-call still leaves a trace; each audit write carries
-    its event into the outbox in the same transaction."""
-    spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
+    """Run one action; returns its outcome (applied, failed, refused) and error message. The audit row is
+    written first (pending) so a crash mid-call still leaves a trace; each audit write carries its event
+    into the outbox in the same transaction."""
+    spec = action.desired
     after_digest = spec.digest() if spec is not None else None
-    before_digest = ViewSpec.model_validate(action.before).digest() if action.before is not None else None
+    before_digest = action.before.digest() if action.before is not None else None
     changes = [c.to_json() for c in action.changes]
 
     def announce(event_type: str, outcome: str | None = None, error: str | None = None) -> dict[str, Any] | None:
@@ -176,11 +182,11 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
         return lambda conn: events.enqueue(conn, event)
 
     pre = announce(ev.pre_type(action.action))
-    audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
-                                 action.desired, before_digest, after_digest, changes, git, also=store(pre))
+    audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
+                                 _canonical(spec), before_digest, after_digest, changes, git, also=store(pre))
     refusal = events.veto(pre) if events is not None and pre is not None else None
     if refusal is not None:
-        message = redact(refusal)
+        message = redact(refusal, ws.config.secrets)
         state.audit_finish(audit_id, "refused", message, also=store(announce(ev.FAILED, "refused", message)))
         return "refused", message
     adapter = ws.adapter(action.view.catalog)
@@ -195,14 +201,14 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             assert live is not None
             adapter.drop(live, ctx)
     except AdapterError as err:
-        message = redact(str(err))
+        message = redact(str(err), ws.config.secrets)
         state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return "failed", message
     except Exception as err:  # an unexpected backend failure must still be recorded
-        message = redact(f"{type(err).__name__}: {err}")
+        message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
         state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return "failed", message
     state.audit_finish(audit_id, "applied", also=store(announce(ev.post_type(action.action, True), "applied")))
-    state.record_version(run_id, action.view, action.action, action.desired, after_digest, changes, actor,
+    state.record_version(run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor,
                          git.commit)
     return "applied", None

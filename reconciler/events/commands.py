@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from reconciler.events.config import build_sinks, catalog_kinds
+from reconciler.events.config import build_sinks, catalog_kinds, sink_secrets
 from reconciler.events.dispatch import Emitter
 from reconciler.events.lineage import Lineage, lineage_of_spec
 
@@ -19,7 +19,8 @@ def open_emitter(ws: Any, engine: Engine, views: Mapping[Any, Any] | None = None
     """The emitter of a workspace: its configured sinks, over the state store `engine`;
     `views` (declared ViewId -> ViewSpec) lets lineage expand `SELECT *` over declared views."""
     known = {str(v): [c.name for c in spec.columns] for v, spec in (views or {}).items()}
-    return Emitter(engine, ws.config.project, build_sinks(ws.config, ws.root), catalog_kinds(ws.config), known, log)
+    return Emitter(engine, ws.config.project, build_sinks(ws.config, ws.root), catalog_kinds(ws.config), known, log,
+                   secrets=ws.config.secrets | sink_secrets(ws.config))
 
 
 def declared_lineage(views: Mapping[Any, Any], view: Any) -> Lineage:

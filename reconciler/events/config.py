@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reconciler import secrets
 from reconciler.config import Config
 from reconciler.events.openlineage import catalog_namespace
 from reconciler.events.sinks import CommandSink, OpenLineageSink, Sink, WebhookSink, command_argv
@@ -20,8 +19,6 @@ def build_sinks(config: Config, root: Path) -> list[Sink]:
         kind = opts["type"]
         if kind == "webhook":
             secret = opts.get("secret")
-            if secret:
-                secrets.register(str(secret))  # masked even when written literally
             sinks.append(WebhookSink(**common, url=str(opts["url"]), secret=secret,
                                      timeout=float(opts.get("timeout", 5)), headers=dict(opts.get("headers") or {})))
         elif kind == "command":
@@ -32,6 +29,11 @@ def build_sinks(config: Config, root: Path) -> list[Sink]:
             sinks.append(OpenLineageSink(**common, transport=dict(opts["transport"]), namespaces=namespaces,
                                          job_namespace=str(opts.get("namespace") or config.project)))
     return sinks
+
+
+def sink_secrets(config: Config) -> frozenset[str]:
+    """Signing keys are masked even when written literally in viewsync.yaml."""
+    return frozenset(str(o["secret"]) for o in config.events.values() if o.get("type") == "webhook" and o.get("secret"))
 
 
 def catalog_kinds(config: Config) -> dict[str, str]:

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 from reconciler.events import model, outbox
 from reconciler.events.lineage import lineage_of_spec
 from reconciler.events.sinks import CommandSink, DeliveryError, Sink
+from reconciler.secrets import redact
 
 Log = Callable[[str], None]
 
@@ -41,6 +42,7 @@ class Emitter:
     catalog_kinds: Mapping[str, str] = field(default_factory=dict)
     known_columns: Mapping[str, list[str]] = field(default_factory=dict)  # declared view -> column names
     log: Log | None = None
+    secrets: frozenset[str] = frozenset()  # masked in every event and every stored or logged error
     backoff: float = 0.5  # seconds before the first retry in `drain`; doubles each round
     _down: set[str] = field(default_factory=set)
     _lineage: dict[str, dict[str, Any]] = field(default_factory=dict)  # the last action's
@@ -50,7 +52,8 @@ class Emitter:
 
     # ------------------------------------------------------------- building
     def event(self, run_id: str, seq: int, event_type: str, subject: str, data: Mapping[str, Any]) -> dict[str, Any]:
-        return model.cloud_event(self.project, event_type, model.event_id(run_id, seq, event_type), subject, data)
+        return model.cloud_event(self.project, event_type, model.event_id(run_id, seq, event_type), subject, data,
+                                 secrets=self.secrets)
 
     def action_event(self, event_type: str, action: Any, *, run_id: str, seq: int, actor: str,
                      git: Mapping[str, Any], before_digest: str | None, after_digest: str | None,
@@ -60,13 +63,15 @@ class Emitter:
         data = model.action_data(
             run_id=run_id, seq=seq, actor=actor, git=git, action=action.action, view=action.view.to_json(),
             catalog_kind=self.catalog_kinds.get(action.view.catalog, ""), strategy=action.strategy,
-            changes=changes, before_digest=before_digest, after_digest=after_digest, after=action.desired,
+            changes=changes, before_digest=before_digest, after_digest=after_digest,
+            after=action.desired.canonical() if action.desired is not None else None,
             outcome=outcome, error=error)
         if action.desired is not None:
             # The pre- and post-event of one action share one parse of its SQL.
             key = f"{action.view}|{after_digest}"
             if key not in self._lineage:
-                self._lineage = {key: lineage_of_spec(str(action.view), action.desired, self.known_columns).to_json()}
+                self._lineage = {key: lineage_of_spec(str(action.view), action.desired.canonical(),
+                                                      self.known_columns).to_json()}
             data["lineage"] = self._lineage[key]
         return self.event(run_id, seq, event_type, str(action.view), data)
 
@@ -144,14 +149,15 @@ class Emitter:
         try:
             sink.send(d.event)
         except DeliveryError as err:
-            message = f"{sink.name}: event {d.event['id']} ({d.event['type']} {d.event['subject']}): {err}"
+            error = redact(str(err), self.secrets)
+            message = f"{sink.name}: event {d.event['id']} ({d.event['type']} {d.event['subject']}): {error}"
             report.errors.append(message)
             if self.log is not None:
                 self.log(f"Warning: event delivery failed: {message}")
             if err.retryable:
-                outbox.mark(self.engine, d.id, "pending", str(err))
+                outbox.mark(self.engine, d.id, "pending", error)
                 return False
-            outbox.mark(self.engine, d.id, "rejected", str(err))
+            outbox.mark(self.engine, d.id, "rejected", error)
             report.rejected += 1
             return True
         outbox.mark(self.engine, d.id, "delivered")

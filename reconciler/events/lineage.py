@@ -288,8 +288,8 @@ def diff(before: Lineage | None, after: Lineage | None) -> list[str]:
     return lines
 
 
-def change_of(view: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
-    """The lineage change of one plan action (canonical specs before/after; None = absent)."""
-    old = lineage_of_spec(view, before) if before is not None else None
-    new = lineage_of_spec(view, after) if after is not None else None
+def change_of(view: str, before: Any, after: Any) -> list[str]:
+    """The lineage change of one plan action (ViewSpecs before/after; None = absent)."""
+    old = lineage_of_spec(view, before.canonical()) if before is not None else None
+    new = lineage_of_spec(view, after.canonical()) if after is not None else None
     return diff(old, new)

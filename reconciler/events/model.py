@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,19 +44,20 @@ def event_id(run_id: str, seq: int, event_type: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{run_id}/{seq}/{event_type}"))
 
 
-def redacted(value: Any) -> Any:
+def redacted(value: Any, secrets: Iterable[str] = ()) -> Any:
     """The value with every secret masked in every string, structure kept (JSON stays valid)."""
+    secrets = frozenset(secrets)
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, secrets)
     if isinstance(value, Mapping):
-        return {redact(str(k)): redacted(v) for k, v in value.items()}
+        return {redact(str(k), secrets): redacted(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redacted(v) for v in value]
+        return [redacted(v, secrets) for v in value]
     return value
 
 
 def cloud_event(project: str, event_type: str, event_id_: str, subject: str, data: Mapping[str, Any],
-                time: datetime | None = None) -> dict[str, Any]:
+                time: datetime | None = None, secrets: Iterable[str] = ()) -> dict[str, Any]:
     return {
         "specversion": SPECVERSION,
         "id": event_id_,
@@ -65,7 +66,7 @@ def cloud_event(project: str, event_type: str, event_id_: str, subject: str, dat
         "time": (time or datetime.now(UTC)).isoformat().replace("+00:00", "Z"),
         "subject": subject,
         "datacontenttype": "application/json",
-        "data": redacted(dict(data)),
+        "data": redacted(dict(data), secrets),
     }
 
 

@@ -98,11 +98,12 @@ def pending(engine: Engine, sink: str | None = None) -> list[Delivery]:
         return _rows(conn, q)
 
 
-def mark(engine: Engine, delivery_id: int, status: str, error: str | None = None) -> None:
+def mark(engine: Engine, delivery_id: int, status: str, error: str | None = None,
+         secrets: frozenset[str] = frozenset()) -> None:
     with engine.begin() as conn:
         conn.execute(deliveries.update().where(deliveries.c.id == delivery_id).values(
             status=status, attempts=deliveries.c.attempts + 1, updated_at=_now(),
-            last_error=redact(error)[:2000] if error else None))
+            last_error=redact(error, secrets)[:2000] if error else None))
 
 
 def listing(engine: Engine, pending_only: bool = False, since: datetime | None = None,

@@ -26,6 +26,8 @@ STDERR_LIMIT = 2000
 
 
 class DeliveryError(Exception):
+    """Its message masks URL passwords; the emitter masks the config's secrets before storing it."""
+
     def __init__(self, message: str, retryable: bool = True) -> None:
         super().__init__(redact(message))
         self.retryable = retryable
