@@ -24,6 +24,7 @@ from reconciler.errors import UserError, ValidationFailed
 from reconciler.events import commands as event_cmds
 from reconciler.events import outbox
 from reconciler.events.commands import open_emitter
+from reconciler.events.dispatch import Emitter
 from reconciler.importer import import_catalog
 from reconciler.model import ViewId
 from reconciler.output import OutputFormat
@@ -271,7 +272,7 @@ def apply(
         raise typer.Exit(1)
 
 
-def _deliver_pending(emitter: event_cmds.Emitter) -> None:
+def _deliver_pending(emitter: Emitter) -> None:
     """Every apply ends by retrying what is in the outbox; a sink that is down never fails it."""
     report = emitter.drain()
     if report.pending:

@@ -290,6 +290,9 @@ def diff(before: Lineage | None, after: Lineage | None) -> list[str]:
 
 def change_of(view: str, before: Any, after: Any) -> list[str]:
     """The lineage change of one plan action (ViewSpecs before/after; None = absent)."""
-    old = lineage_of_spec(view, before.canonical()) if before is not None else None
-    new = lineage_of_spec(view, after.canonical()) if after is not None else None
+    def spec(value: Any) -> Mapping[str, Any]:
+        return value if isinstance(value, Mapping) else value.canonical()
+
+    old = lineage_of_spec(view, spec(before)) if before is not None else None
+    new = lineage_of_spec(view, spec(after)) if after is not None else None
     return diff(old, new)
