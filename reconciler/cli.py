@@ -16,7 +16,7 @@ import typer
 import yaml
 
 from reconciler import drift as drift_mod
-from reconciler import gitsrc, render
+from reconciler import gitsrc, render, schema_owners
 from reconciler.access import hooks as access_hooks
 from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan
@@ -263,7 +263,7 @@ def apply(
         raise typer.Exit(1)
     access_hooks.check_apply(result, ws.declarations().views, ws.root, ws.config.path, actor, who,
                              ws.config.state_url, info)
-    if not result.actions:
+    if not result.has_changes:
         out("Nothing to apply.\n")
         return
     if not auto_approve:
@@ -281,6 +281,13 @@ def apply(
         out(line + (f" ({error})" if error else "") + "\n")
 
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress)
+    if res.ok and result.schema_owners:
+        owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,
+                                           len(result.actions), who, info)
+        for change in result.schema_owners:
+            out(f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
+        if owner_errors:
+            fail("schema owners not all written: " + "; ".join(owner_errors))
     out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     if not res.ok:

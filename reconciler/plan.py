@@ -16,6 +16,7 @@ from typing import Any, Literal
 from reconciler import sql as vsql
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.model import ViewId, ViewSpec, digest_of
+from reconciler.schema_owners import SchemaOwnerChange
 
 ActionKind = Literal["create", "update", "drop", "adopt"]
 FORMAT_VERSION = 1
@@ -91,10 +92,11 @@ class Plan:
     yaml_changes: list[dict[str, Any]] | None = None  # filled by `plan --base`
     scope: dict[str, Any] = field(default_factory=dict)  # options the plan was made with
     access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
+    schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # reconciler.schema_owners
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.actions)
+        return bool(self.actions or self.schema_owners)
 
     def summary(self) -> dict[str, int]:
         counts = {"create": 0, "update": 0, "drop": 0, "adopt": 0}
@@ -112,6 +114,7 @@ class Plan:
             "errors": [e.to_json() for e in self.errors],
             "unmanaged": [u.to_json() for u in self.unmanaged],
             "warnings": list(self.warnings),
+            "schema_owners": [c.to_json() for c in self.schema_owners],
         }
         if self.yaml_changes is not None:
             out["yaml_changes"] = self.yaml_changes
@@ -120,8 +123,11 @@ class Plan:
         return out
 
     def digest(self) -> str:
-        return digest_of({"actions": [a.to_json() for a in self.actions],
-                          "declarations": self.declarations_digest})
+        body: dict[str, Any] = {"actions": [a.to_json() for a in self.actions],
+                                "declarations": self.declarations_digest}
+        if self.schema_owners:
+            body["schema_owners"] = [c.to_json() for c in self.schema_owners]
+        return digest_of(body)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Plan:
@@ -139,6 +145,7 @@ class Plan:
         plan.yaml_changes = d.get("yaml_changes")
         plan.scope = dict(d["declarations"].get("scope") or {})
         plan.access = d.get("access")
+        plan.schema_owners = [SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []]
         return plan
 
 

@@ -150,6 +150,16 @@ class CatalogAdapter(ABC):
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
         raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
 
+    # Schema owners (reconciler.schema_owners): only catalogs that keep one implement these.
+    KEEPS_SCHEMA_OWNER: ClassVar[bool] = False
+
+    def read_schema_owner(self, schema: str) -> str | None:
+        """The schema's owner (None: none set); LookupError if the schema does not exist."""
+        raise NotImplementedError(f"{self.kind} catalogs keep no schema owner")
+
+    def write_schema_owner(self, schema: str, owner: str) -> None:
+        raise NotImplementedError(f"{self.kind} catalogs keep no schema owner")
+
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         return []
 
