@@ -9,35 +9,14 @@ change under the apply's actor.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from reconciler.adapters.base import AdapterError, CatalogAdapter
 from reconciler.model import ViewId
+from reconciler.plan_model import SchemaOwnerChange
 from reconciler.secrets import redact
 from reconciler.state import GitInfo, StateStore
 
 AUDIT_ACTION = "schema_owner"
-
-
-@dataclass(frozen=True)
-class SchemaOwnerChange:
-    catalog: str
-    schema: str
-    before: str | None
-    after: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"catalog": self.catalog, "schema": self.schema, "before": self.before, "after": self.after}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> SchemaOwnerChange:
-        return cls(d["catalog"], d["schema"], d.get("before"), d["after"])
-
-    @property
-    def audit_id(self) -> ViewId:
-        """Audit rows name a view; a schema-level row has an empty view name."""
-        return ViewId(self.catalog, self.schema, "")
 
 
 def diff(declared: Mapping[tuple[str, str], str],
@@ -73,7 +52,8 @@ def apply(changes: list[SchemaOwnerChange], adapter_of: Callable[[str], CatalogA
     """Write each owner (re-read first: a changed owner is not overwritten); returns the errors."""
     errors: list[str] = []
     for seq, ch in enumerate(changes, start=first_seq):
-        audit_id = state.audit_start(run_id, seq, actor, AUDIT_ACTION, ch.audit_id, {"owner": ch.before},
+        schema_row = ViewId(ch.catalog, ch.schema, "")  # audit rows name a view; a schema's has no name
+        audit_id = state.audit_start(run_id, seq, actor, AUDIT_ACTION, schema_row, {"owner": ch.before},
                                      {"owner": ch.after}, None, None,
                                      [{"field": "owner", "before": ch.before, "after": ch.after}], git)
         adapter = adapter_of(ch.catalog)

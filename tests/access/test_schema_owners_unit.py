@@ -14,7 +14,8 @@ from reconciler.config import load_config
 from reconciler.declarations import load
 from reconciler.errors import ValidationFailed
 from reconciler.plan import Plan
-from reconciler.schema_owners import SchemaOwnerChange, diff
+from reconciler.plan_model import SchemaOwnerChange
+from reconciler.schema_owners import diff
 from tests.conftest import ROOT
 
 FILE = "catalog: local\nschema: sales\nowner: {owner}\nviews:\n  - name: v\n    representations:\n" \
