@@ -19,7 +19,7 @@ from reconciler import drift as drift_mod
 from reconciler import gitsrc, render
 from reconciler.apply import apply_plan
 from reconciler.declarations import Declarations
-from reconciler.errors import UserError, ValidationFailed
+from reconciler.errors import UserError, ValidationFailed, ViewsyncError
 from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Plan, PlanOptions
 from reconciler.secrets import redact
@@ -473,7 +473,7 @@ def main() -> None:
     except ValidationFailed as e:
         err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems))
         sys.exit(1)
-    except UserError as e:
+    except ViewsyncError as e:  # the one place expected errors become output
         err(f"Error: {e}")
         sys.exit(1)
     except typer.Abort:

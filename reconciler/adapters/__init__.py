@@ -33,4 +33,8 @@ def adapter_class(kind: str) -> type[CatalogAdapter]:
 
 def open_adapter(name: str, options: dict[str, Any]) -> CatalogAdapter:
     kind = str(options.get("type"))
-    return adapter_class(kind)(name, {k: v for k, v in options.items() if k != "type"})
+    try:
+        cls = adapter_class(kind)
+    except ImportError as err:  # a client library missing from this installation
+        raise AdapterError(f"catalog {name!r}: support for {kind!r} is not available ({err})") from None
+    return cls(name, {k: v for k, v in options.items() if k != "type"})

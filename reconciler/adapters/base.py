@@ -13,21 +13,34 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from pydantic import ValidationError
+
+from reconciler import types as vtypes
+
+# The contract's exceptions, re-exported for adapters.
+from reconciler.errors import AdapterError as AdapterError
+from reconciler.errors import ConflictError as ConflictError
+from reconciler.errors import DecodeError as DecodeError
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, ViewId, ViewSpec
 
 Strategy = Literal["managed", "delegate", "format-aware", "read-only"]
 
-
-class AdapterError(Exception):
-    """An expected backend failure; the message is shown to the user as-is (no secrets)."""
-
-
-class SchemaMissing(AdapterError):
-    """The schema / database / namespace does not exist in the catalog."""
+# What decoding catalog content may raise: our decoders' error, or the model / the type
+# grammar rejecting a value the catalog holds. Adapters catch exactly these when reading.
+DECODE_FAILURES: tuple[type[Exception], ...] = (DecodeError, ValidationError, vtypes.TypeError_)
 
 
-class ConflictError(AdapterError):
-    """The live view changed under us (optimistic concurrency failed)."""
+def detail_of(exc: BaseException | str) -> str:
+    """The first line of what a client library said (DBAPI errors keep theirs in `orig`;
+    many add hints on further lines), or the exception's type when it said nothing."""
+    if isinstance(exc, str):
+        text = exc
+    else:
+        text = str(getattr(exc, "orig", None) or exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines:
+        return lines[0]
+    return exc if isinstance(exc, str) else type(exc).__name__
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from reconciler import formats
 from reconciler.adapters import glue_codec as codec
 from reconciler.adapters import glue_legacy as legacy
 from reconciler.adapters.base import (
+    DECODE_FAILURES,
     AdapterError,
     Capabilities,
     CatalogAdapter,
@@ -239,7 +240,7 @@ class GlueAdapter(CatalogAdapter):
         handle = GlueHandle(version_id=version_id, table=table)
         try:
             decoded = self._decode(view, table)
-        except (codec.DecodeError, ValueError) as exc:
+        except DECODE_FAILURES as exc:
             warnings.append(f"{view}: cannot read Glue view ({exc}); it will not be touched")
             decoded = _unreadable(table, view)
         warnings.extend(f"{view}: {w}" for w in decoded.warnings)
@@ -277,7 +278,7 @@ class GlueAdapter(CatalogAdapter):
         try:
             table = self._encode(view, prepared, {}, fmt=fmt)
             return self._decode(view, table).spec
-        except (codec.DecodeError, formats.FormatError, ValueError):
+        except DECODE_FAILURES:
             return prepared  # check() reports why this spec cannot be stored
 
     def _prepare(self, view: ViewId, spec: ViewSpec, fmt: str | None = None) -> ViewSpec:
@@ -319,7 +320,7 @@ class GlueAdapter(CatalogAdapter):
             return errors
         try:
             table = self._encode(view, self._storable(view, spec, fmt), {}, fmt=fmt)
-        except (formats.FormatError, ValueError) as exc:
+        except DECODE_FAILURES as exc:
             return [("not_storable", f"{where}: {exc}")]
         return codec.check_table_input(where, table)
 

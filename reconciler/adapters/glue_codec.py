@@ -23,7 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from reconciler import types as vtypes
+from reconciler.errors import DecodeError
 from reconciler.formats import params as P
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, Column, Representation, ViewSpec, spec_from_canonical
 
@@ -42,10 +45,6 @@ MAX_DESCRIPTION = 2_048  # DescriptionString
 MAX_NAME = 255  # NameString: owner, column names, parameter keys
 MAX_COLUMN_COMMENT = 255  # CommentString
 MAX_TYPE = 131_072  # ColumnTypeString
-
-
-class DecodeError(ValueError):
-    """A Glue table that claims to be a view but cannot be read as one."""
 
 
 @dataclass
@@ -252,7 +251,7 @@ def decode_multi_dialect(
     engine = _decode_native(table, schema, decode_envelope, warnings).canonical()
     try:
         spec = spec_from_canonical(P.apply_extras(engine, params))
-    except ValueError:
+    except (DecodeError, ValidationError):
         spec = spec_from_canonical(engine)  # damaged extras must not hide what Glue holds
         warnings.append("ignoring unreadable viewsync extras")
     managed_by, spec_digest = markers(params)

@@ -87,10 +87,7 @@ def is_format_param(key: str) -> bool:
 
 
 def decode(table: Mapping[str, Any], schema: str) -> codec.Decoded:
-    try:
-        read = formats.read_view(to_desc(table, schema))
-    except formats.FormatError as exc:
-        raise codec.DecodeError(str(exc)) from None
+    read = formats.read_view(to_desc(table, schema))  # FormatError is a DecodeError
     spec = read.spec
     if read.format == trino.FORMAT and codec.athena_name(codec.params_of(table)) == "athena":
         spec = _rename(spec, "trino", "athena")

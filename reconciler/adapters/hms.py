@@ -44,6 +44,7 @@ from thrift.transport import TSocket, TTransport
 
 from reconciler import formats
 from reconciler.adapters.base import (
+    DECODE_FAILURES,
     AdapterError,
     Capabilities,
     CatalogAdapter,
@@ -283,7 +284,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
         vid = ViewId(self.name, desc.database, desc.name)
         try:
             read = formats.read_view(desc)
-        except (FormatError, ValueError) as exc:
+        except DECODE_FAILURES as exc:
             fmt = formats.detect(desc) or "hive"
             warnings.append(f"catalog {self.name!r}: view {vid} ({fmt} format) cannot be read and is left "
                             f"untouched: {exc}")

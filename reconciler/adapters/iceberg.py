@@ -39,6 +39,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.errors import DecodeError
 from reconciler.model import LiveView, ViewId, ViewSpec
 from reconciler.secrets import redact
 
@@ -56,7 +57,7 @@ _CLIENT_ERRORS: tuple[type[BaseException], ...] = (
     ice_exc.RESTError, ice_exc.NoSuchNamespaceError, ice_exc.NoSuchViewError, ice_exc.NoSuchTableError,
     ice_exc.NoSuchIdentifierError, ice_exc.ViewAlreadyExistsError, ice_exc.TableAlreadyExistsError,
     ice_exc.NamespaceAlreadyExistsError, ice_exc.CommitFailedException, ice_exc.ValidationError,
-    requests.RequestException, PydanticValidationError, NotImplementedError, ValueError,
+    requests.RequestException, PydanticValidationError,
 )
 _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
     ice_exc.ServerError, ice_exc.ServiceUnavailableError, ice_exc.CommitStateUnknownException,
@@ -218,6 +219,8 @@ class IcebergRestAdapter(CatalogAdapter):
             raise AdapterError(scrub(str(exc), self._secrets)) from None
         except _CLIENT_ERRORS as exc:
             self._fail(what, exc)
+        except NotImplementedError as exc:  # pyiceberg's word for an endpoint the server lacks
+            self._fail(what, f"the server does not support this ({exc})")
 
     def _count_response(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.count_call()
@@ -230,7 +233,10 @@ class IcebergRestAdapter(CatalogAdapter):
                 warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
                 # /v1/config, plus a token request per session pyiceberg opens with a credential
                 self.count_call(3 if "credential" in self._props else 1)
-                cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
+                try:
+                    cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
+                except ValueError as exc:  # pyiceberg rejecting one of the `properties`
+                    self._fail("invalid catalog properties", exc)
             cat._session.hooks["response"].append(self._count_response)
             if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
                 self._fail("not usable", "the REST server does not advertise the view endpoints")
@@ -282,10 +288,10 @@ class IcebergRestAdapter(CatalogAdapter):
         planner would take the name for free and plan a create that fails)."""
         try:
             if handle.problem:
-                raise fmt.UnreadableView(handle.problem)
+                raise DecodeError(handle.problem)
             read = fmt.read_view(handle.metadata)
             kind, writable, notes = "iceberg", True, read.warnings
-        except fmt.UnreadableView as exc:
+        except DecodeError as exc:
             read = fmt.placeholder(handle.metadata)
             kind, writable = UNREADABLE_FORMAT, False
             notes = [f"cannot read this Iceberg view ({exc}); viewsync will not update it"]
@@ -478,7 +484,7 @@ class IcebergRestAdapter(CatalogAdapter):
             return fresh
         try:
             read = fmt.read_view(fresh.metadata)
-        except fmt.UnreadableView as exc:
+        except DecodeError as exc:
             raise ConflictError(f"catalog {self.name!r}: view {view} was changed by another client "
                                 f"into something viewsync cannot read ({exc})") from None
         if read.managed_by not in (None, marker.project):

@@ -27,6 +27,7 @@ from reconciler.adapters.base import (
     NativeVersion,
     SchemaSnapshot,
     WriteContext,
+    detail_of,
 )
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
 from reconciler.secrets import redact
@@ -127,8 +128,7 @@ class ManagedAdapter(CatalogAdapter):
             self.engine = engine_for(url)
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
-            raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
-                               f"{redact(str(err.orig if hasattr(err, 'orig') else err))}") from None
+            raise AdapterError(f"catalog {name!r}: cannot open the managed store: {redact(detail_of(err))}") from None
 
     @property
     def capabilities(self) -> Capabilities:
@@ -139,15 +139,22 @@ class ManagedAdapter(CatalogAdapter):
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
 
     # ------------------------------------------------------------------ reads
-    def list_schemas(self) -> list[str]:
+    def _read(self, what: str, query: Any) -> list[Any]:
+        """Rows of one read query; a store failure is an AdapterError naming the catalog."""
         self.count_call()
+        try:
+            with self.engine.connect() as conn:
+                return list(conn.execute(query).all())
+        except SQLAlchemyError as err:
+            raise AdapterError(f"catalog {self.name!r}: cannot {what} in the managed store: "
+                               f"{redact(detail_of(err))}") from None
+
+    def list_schemas(self) -> list[str]:
         q = (sa.select(view_meta.c.schema_name).distinct()
              .where(view_meta.c.catalog_name == self.name, view_meta.c.deleted_at == 0))
-        with self.engine.connect() as conn:
-            return sorted(r[0] for r in conn.execute(q))
+        return sorted(r[0] for r in self._read("list schemas", q))
 
     def fetch(self, schema: str) -> SchemaSnapshot:
-        self.count_call()
         m, v = view_meta, view_version_info
         q = (sa.select(m.c.view_id, m.c.view_name, m.c.managed_by, m.c.spec_digest, m.c.current_version,
                        v.c.view_comment, v.c.columns, v.c.properties, v.c.security_mode, v.c.owner,
@@ -155,8 +162,7 @@ class ManagedAdapter(CatalogAdapter):
              .join(v, sa.and_(v.c.view_id == m.c.view_id, v.c.version == m.c.current_version))
              .where(m.c.catalog_name == self.name, m.c.schema_name == schema, m.c.deleted_at == 0))
         snap = SchemaSnapshot(self.name, schema)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
+        rows = self._read(f"read schema {schema!r}", q)
         for r in rows:
             # Rows we wrote from validated specs: rebuild them without re-validating.
             spec = trusted(ViewSpec, {
@@ -185,8 +191,7 @@ class ManagedAdapter(CatalogAdapter):
              .where(m.c.catalog_name == view.catalog, m.c.schema_name == view.schema,
                     m.c.view_name == view.name)
              .order_by(v.c.version))
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
+        rows = self._read(f"read the versions of {view}", q)
         out = []
         for r in rows:
             audit = json.loads(r.audit_info)

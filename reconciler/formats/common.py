@@ -8,13 +8,15 @@ import sqlglot
 from sqlglot import exp
 
 from reconciler import types as vtypes
+from reconciler.errors import DecodeError
 from reconciler.formats.params import COLUMN_COMMENT_LIMIT
 from reconciler.formats.table import HiveColumn
 from reconciler.model import Column, ViewSpec
 
 
-class FormatError(ValueError):
-    """A table that does not decode in its format, or a spec a format cannot encode."""
+class FormatError(DecodeError, ValueError):
+    """A table that does not decode in its format, or a spec a format cannot encode.
+    (Still a ValueError: the codecs' own parsing catches rely on it.)"""
 
 
 def sql_for(spec: ViewSpec, dialect: str) -> str:
