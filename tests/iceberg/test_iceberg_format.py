@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.adapters import iceberg_format as fmt
-from reconciler.adapters.iceberg import catalog_properties, scrub, secrets_of
+from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.iceberg.adapter import catalog_properties, scrub, secrets_of
 from reconciler.model import ViewSpec
 
 MARKERS = {"viewsync.managed-by": "t", "viewsync.spec-digest": "sha256:abc"}

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler import formats
-from reconciler.adapters import glue_codec as codec
+from reconciler.adapters.glue import codec
 from reconciler.formats import trino
 from reconciler.model import ViewSpec
 

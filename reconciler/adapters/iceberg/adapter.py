@@ -28,7 +28,7 @@ from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCa
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
 
-from reconciler.adapters import iceberg_format as fmt
+from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,

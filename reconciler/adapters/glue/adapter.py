@@ -41,8 +41,8 @@ from botocore.exceptions import (
 )
 
 from reconciler import formats
-from reconciler.adapters import glue_codec as codec
-from reconciler.adapters import glue_legacy as legacy
+from reconciler.adapters.glue import codec
+from reconciler.adapters.glue import legacy_codec as legacy
 from reconciler.adapters.base import (
     DECODE_FAILURES,
     AdapterError,
