@@ -27,10 +27,8 @@ from reconciler.adapters.base import (
     NativeVersion,
     SchemaSnapshot,
     WriteContext,
-    detail_of,
 )
-from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
-from reconciler.secrets import redact
+from reconciler.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
 
 metadata = sa.MetaData()
 
@@ -116,6 +114,15 @@ def _audit(actor: str, created: dict[str, Any] | None = None) -> str:
     return json.dumps(info, sort_keys=True)
 
 
+class ManagedHandle(AdapterHandle):
+    """The row id of the view in `view_meta`."""
+
+    __slots__ = ("view_id",)
+
+    def __init__(self, view_id: int) -> None:
+        self.view_id = view_id
+
+
 class ManagedAdapter(CatalogAdapter):
     kind = "managed"
 
@@ -128,12 +135,11 @@ class ManagedAdapter(CatalogAdapter):
             self.engine = engine_for(url)
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
-            raise AdapterError(f"catalog {name!r}: cannot open the managed store: {redact(detail_of(err))}") from None
+            raise self.fail("cannot open the managed store", err) from None
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="managed", writable=True, multi_dialect=True, native_versions=True,
-                            io_bound_fetch=self.engine.dialect.name != "sqlite")
+        return Capabilities(strategy="managed", writable=True, io_bound_fetch=self.engine.dialect.name != "sqlite")
 
     def describe(self) -> str:
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
@@ -146,8 +152,7 @@ class ManagedAdapter(CatalogAdapter):
             with self.engine.connect() as conn:
                 return list(conn.execute(query).all())
         except SQLAlchemyError as err:
-            raise AdapterError(f"catalog {self.name!r}: cannot {what} in the managed store: "
-                               f"{redact(detail_of(err))}") from None
+            raise self.fail(f"cannot {what} in the managed store", err) from None
 
     def list_schemas(self) -> list[str]:
         q = (sa.select(view_meta.c.schema_name).distinct()
@@ -180,7 +185,7 @@ class ManagedAdapter(CatalogAdapter):
                 "managed_by": r.managed_by, "spec_digest": r.spec_digest,
                 "native_version": str(r.current_version),
                 "fingerprint": f"managed:v{r.current_version}:{spec.digest()}", "writable": True,
-                "handle": r.view_id,
+                "handle": ManagedHandle(r.view_id),
             })
         return snap
 
@@ -229,17 +234,24 @@ class ManagedAdapter(CatalogAdapter):
         except sa.exc.IntegrityError as err:
             if view.name in self.fetch(view.schema).views:
                 raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
-            raise AdapterError(f"managed store refused {view}: {redact(str(err.orig))}") from None
+            raise self.error(f"managed store refused {view}: {err.orig}") from None
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error creating {view}: {redact(str(err))}") from None
+            raise self.error(f"managed store error creating {view}: {err}") from None
+
+    def _view_id(self, live: LiveView) -> int:
+        handle = self.handle_of(live, ManagedHandle)
+        if handle is None:
+            raise self.error(f"catalog {self.name!r}: {live.id} was not read from this catalog")
+        return handle.view_id
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         m = view_meta
+        view_id = self._view_id(live)
         expected = int(live.native_version or 0)
         try:
             with self.engine.begin() as conn:
                 row = conn.execute(sa.select(m.c.view_id, m.c.current_version, m.c.last_version, m.c.audit_info)
-                                   .where(m.c.view_id == live.handle, m.c.deleted_at == 0)).first()
+                                   .where(m.c.view_id == view_id, m.c.deleted_at == 0)).first()
                 if row is None or row.current_version != expected:
                     raise ConflictError(f"view {live.id} changed since it was read (version "
                                         f"{expected} expected)")
@@ -255,19 +267,20 @@ class ManagedAdapter(CatalogAdapter):
                 if done.rowcount != 1:
                     raise ConflictError(f"view {live.id} changed concurrently")
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error updating {live.id}: {redact(str(err))}") from None
+            raise self.error(f"managed store error updating {live.id}: {err}") from None
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
         m = view_meta
+        view_id = self._view_id(live)
         now = _now_ms()
         try:
             with self.engine.begin() as conn:
-                done = conn.execute(m.update().where(m.c.view_id == live.handle, m.c.deleted_at == 0)
+                done = conn.execute(m.update().where(m.c.view_id == view_id, m.c.deleted_at == 0)
                                     .values(deleted_at=now))
                 conn.execute(view_version_info.update()
-                             .where(view_version_info.c.view_id == live.handle)
+                             .where(view_version_info.c.view_id == view_id)
                              .values(deleted_at=now))
                 if done.rowcount != 1:
                     raise ConflictError(f"view {live.id} no longer exists")
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error dropping {live.id}: {redact(str(err))}") from None
+            raise self.error(f"managed store error dropping {live.id}: {err}") from None

@@ -3,8 +3,8 @@
 Reads, create, drop and exists go through pyiceberg's RestCatalog. pyiceberg 0.12
 has no view replace, so an update is an Iceberg CommitViewRequest posted over the
 catalog's own authenticated HTTP session (same auth, headers, prefix). The pure
-mapping lives in `iceberg_format`; this module is the I/O edge: connections (one
-RestCatalog per thread), error translation with secrets scrubbed, and the
+mapping lives in `codec`; this module is the I/O edge: connections (one
+RestCatalog per thread), error translation with secrets redacted, and the
 conflict handling of commits (409: reload, re-check, retry; 5xx: reload and say
 whether the commit landed).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCa
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
 
-from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
@@ -37,11 +35,12 @@ from reconciler.adapters.base import (
     Marker,
     NativeVersion,
     SchemaSnapshot,
+    ThreadClients,
     WriteContext,
 )
+from reconciler.adapters.iceberg import codec as fmt
 from reconciler.errors import DecodeError
-from reconciler.model import LiveView, ViewId, ViewSpec
-from reconciler.secrets import redact
+from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
 OPTIONS = frozenset({"uri", "warehouse", "prefix", "token", "credential", "oauth2-server-uri", "scope",
@@ -92,7 +91,7 @@ def _default_timeout(session: requests.Session, seconds: float) -> None:
 
 
 @dataclass(frozen=True)
-class IcebergHandle:
+class IcebergHandle(AdapterHandle):
     """What a fetch saw: the base of the next commit."""
 
     metadata: dict[str, Any]
@@ -140,13 +139,6 @@ def secrets_of(options: dict[str, Any]) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
-def scrub(text: str, secrets: list[str]) -> str:
-    """Mask our connection secrets, then everything the config loader registered."""
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return redact(text)
-
-
 def _safe_uri(uri: str) -> str:
     parts = urlsplit(uri)
     if parts.username or parts.password:
@@ -174,49 +166,48 @@ class IcebergRestAdapter(CatalogAdapter):
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)
-        self._secrets = secrets_of(options)
         unknown = sorted(set(options) - OPTIONS)
         if unknown:
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): unknown option(s) {', '.join(unknown)}; "
-                               f"known: {', '.join(sorted(OPTIONS))}")
+            raise self.error(f"catalog {name!r} (iceberg-rest): unknown option(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(sorted(OPTIONS))}")
         if not options.get("uri"):
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): option 'uri' is required")
+            raise self.error(f"catalog {name!r} (iceberg-rest): option 'uri' is required")
         for key in ("headers", "properties"):
             if options.get(key) is not None and not isinstance(options[key], dict):
-                raise AdapterError(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
+                raise self.error(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
         timeout = options.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
+            raise self.error(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
                                f"seconds > 0, not {timeout!r}")
         self._timeout = float(timeout)
         self._props = catalog_properties(options)
-        self._local = threading.local()
-        self._opened: list[RestCatalog] = []
-        self._opened_lock = threading.Lock()
+        self._catalogs: ThreadClients[RestCatalog] = ThreadClients(self._connect, _close_catalog)
         self._engine_version = _engine_version()
 
     # ------------------------------------------------------------ plumbing
+    def secret_values(self) -> list[str]:
+        return secrets_of(self.options)
+
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="delegate", writable=True, multi_dialect=True, native_versions=True,
-                            requires_columns=True)
+        return Capabilities(strategy="delegate", writable=True)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={self.options[k]}" for k in ("warehouse", "prefix") if self.options.get(k))
         uri = _safe_uri(str(self.options["uri"]))
-        return scrub(f"{self.name} (iceberg-rest {uri}{extra})", self._secrets)
+        return self.redact(f"{self.name} (iceberg-rest {uri}{extra})")
 
     def _fail(self, what: str, exc: BaseException | str) -> NoReturn:
         detail = exc if isinstance(exc, str) else (str(exc).strip() or type(exc).__name__)
-        raise AdapterError(scrub(f"catalog {self.name!r}: {what}: {detail}", self._secrets)) from None
+        raise self.error(f"catalog {self.name!r}: {what}: {detail}") from None
 
     @contextlib.contextmanager
     def _translate(self, what: str) -> Iterator[None]:
-        """Expected client-library failures become AdapterError, secrets scrubbed."""
+        """Expected client-library failures become AdapterError, secrets redacted."""
         try:
             yield
         except AdapterError as exc:
-            raise AdapterError(scrub(str(exc), self._secrets)) from None
+            raise self.error(str(exc), type(exc)) from None
         except _CLIENT_ERRORS as exc:
             self._fail(what, exc)
         except NotImplementedError as exc:  # pyiceberg's word for an endpoint the server lacks
@@ -225,33 +216,27 @@ class IcebergRestAdapter(CatalogAdapter):
     def _count_response(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.count_call()
 
-    def _catalog(self) -> RestCatalog:
-        cat: RestCatalog | None = getattr(self._local, "catalog", None)
-        if cat is None:
-            with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
-                    warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
-                # /v1/config, plus a token request per session pyiceberg opens with a credential
-                self.count_call(3 if "credential" in self._props else 1)
-                try:
-                    cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
-                except ValueError as exc:  # pyiceberg rejecting one of the `properties`
-                    self._fail("invalid catalog properties", exc)
-            cat._session.hooks["response"].append(self._count_response)
-            if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
-                self._fail("not usable", "the REST server does not advertise the view endpoints")
-            self._local.catalog = cat
-            with self._opened_lock:
-                self._opened.append(cat)
+    def _connect(self) -> RestCatalog:
+        """A RestCatalog for this thread (its requests session is not thread-safe)."""
+        with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
+            # /v1/config, plus a token request per session pyiceberg opens with a credential
+            self.count_call(3 if "credential" in self._props else 1)
+            try:
+                cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
+            except ValueError as exc:  # pyiceberg rejecting one of the `properties`
+                self._fail("invalid catalog properties", exc)
+        cat._session.hooks["response"].append(self._count_response)
+        if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
+            self._fail("not usable", "the REST server does not advertise the view endpoints")
         return cat
 
+    def _catalog(self) -> RestCatalog:
+        return self._catalogs.get()
+
     def close(self) -> None:
-        with self._opened_lock:
-            for cat in self._opened:
-                with contextlib.suppress(Exception):
-                    cat._session.close()
-            self._opened.clear()
-        self._local = threading.local()
+        self._catalogs.close_all()
 
     @staticmethod
     def _ident(view: ViewId) -> tuple[str, ...]:
@@ -462,14 +447,14 @@ class IcebergRestAdapter(CatalogAdapter):
             if response.status_code == 409:
                 continue  # someone committed in between: reload, re-check, retry
             if response.status_code == 404:
-                raise ConflictError(scrub(f"catalog {self.name!r}: {what}: the view (or its namespace) no "
-                                          f"longer exists ({last}); run plan again", self._secrets))
+                raise self.error(f"catalog {self.name!r}: {what}: the view (or its namespace) no "
+                                 f"longer exists ({last}); run plan again", ConflictError)
             if response.status_code >= 500:
                 self._after_unknown(cat, view, spec, marker, what, last)
                 return
             self._fail(what, last)
-        raise ConflictError(scrub(f"catalog {self.name!r}: {what}: still conflicting after "
-                                  f"{MAX_COMMIT_ATTEMPTS} attempts ({last}); run plan again", self._secrets))
+        raise self.error(f"catalog {self.name!r}: {what}: still conflicting after "
+                         f"{MAX_COMMIT_ATTEMPTS} attempts ({last}); run plan again", ConflictError)
 
     def _reload_for_retry(self, cat: RestCatalog, live: LiveView, uuid: Any, spec: ViewSpec,
                           marker: Marker) -> IcebergHandle:
@@ -513,3 +498,8 @@ class IcebergRestAdapter(CatalogAdapter):
         cat = self._catalog()
         with self._translate(f"cannot drop view {live.id}"), contextlib.suppress(ice_exc.NoSuchViewError):
             cat.drop_view(self._ident(live.id))
+
+
+def _close_catalog(cat: RestCatalog) -> None:
+    with contextlib.suppress(Exception):  # closing must never fail a run
+        cat._session.close()
