@@ -82,6 +82,8 @@ def _progress(done: int, total: int) -> None:
 
 def _open(g: Globals) -> Workspace:
     ws = Workspace.open(g.repo, g.config, g.parallelism)
+    for warning in ws.config.warnings:
+        err(f"Warning: {warning}")
     if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
         ws.progress = _progress
     return ws

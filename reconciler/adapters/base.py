@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from reconciler import secrets
 from reconciler import types as vtypes
+from reconciler.adapters.options import CatalogOptions
 
 # The contract's exceptions, re-exported for adapters.
 from reconciler.errors import AdapterError as AdapterError
@@ -178,6 +179,8 @@ class CatalogAdapter(ABC):
     must not connect (`validate` and `audit` never touch catalogs)."""
 
     kind: ClassVar[str]
+    # The catalog's options in viewsync.yaml (generates the config schema and README table).
+    Options: ClassVar[type[CatalogOptions]] = CatalogOptions
     # Why writes are refused, for read-only kinds: shown in plan errors and apply failures.
     READ_ONLY_MESSAGE: ClassVar[str] = ("this catalog is read-only in viewsync; views can be managed in catalogs "
                                         "of type managed, iceberg-rest, hms or glue")

@@ -21,7 +21,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
 
 from hmsclient import hmsclient
@@ -36,6 +36,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (
     StorageDescriptor,
     Table,
 )
+from pydantic import Field
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
@@ -51,6 +52,7 @@ from reconciler.adapters.base import (
     WriteContext,
 )
 from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable
+from reconciler.adapters.options import CatalogOptions, replaced_by
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
 from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
 
@@ -148,9 +150,23 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
         yield items[i:i + size]
 
 
+EngineFormat = Literal["spark", "trino", "hive", "flink"]
+
+
+class HmsOptions(CatalogOptions):
+    uri: str = Field(description="`thrift://host:9083`")
+    engine_format: EngineFormat = Field("spark", description="the format of the views viewsync creates")
+    write_format: EngineFormat | None = Field(None, deprecated="use engine_format",
+                                              json_schema_extra=replaced_by("engine_format"))
+    timeout: float = Field(30, gt=0, description="seconds per Thrift call (default 30)")
+    spark_catalog: str | None = Field(None, description="the name Spark gives this metastore")
+    trino_catalog: str | None = Field(None, description="the name Trino gives this metastore")
+
+
 class HiveMetastoreAdapter(MetastoreAdapter):
     kind = "hms"
-    FORMAT_OPTION = "write_format"
+    Options = HmsOptions
+    DEPRECATED_FORMAT_OPTION = "write_format"
     ENGINE_FORMATS = WRITE_FORMATS
     DEFAULT_FORMAT = "spark"
 
@@ -179,7 +195,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return self.metastore_capabilities()
 
     def describe(self) -> str:
-        return f"{self.name} (hms, thrift://{self.host}:{self.port}, write_format={self.engine_format})"
+        return f"{self.name} (hms, thrift://{self.host}:{self.port}, engine_format={self.engine_format})"
 
     def _connect(self) -> hmsclient.HMSClient:
         # Connect the socket ourselves: thrift's TSocket.open logs every failed attempt
@@ -290,7 +306,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return spec.resolved(view)
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
-        where = f"catalog {self.name!r} (hms, write_format={self.engine_format}): view {view}"
+        where = f"catalog {self.name!r} (hms, engine_format={self.engine_format}): view {view}"
         errors: list[tuple[str, str]] = []
         for label, value in (("database", view.schema), ("view", view.name)):
             if not _HMS_NAME.match(value):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic import Field
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,6 +29,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.options import CatalogOptions
 from reconciler.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
 
 metadata = sa.MetaData()
@@ -114,6 +116,10 @@ def _audit(actor: str, created: dict[str, Any] | None = None) -> str:
     return json.dumps(info, sort_keys=True)
 
 
+class ManagedOptions(CatalogOptions):
+    url: str | None = Field(None, description="SQLAlchemy URL of the store (SQLite or PostgreSQL)")
+
+
 class ManagedHandle(AdapterHandle):
     """The row id of the view in `view_meta`."""
 
@@ -125,6 +131,7 @@ class ManagedHandle(AdapterHandle):
 
 class ManagedAdapter(CatalogAdapter):
     kind = "managed"
+    Options = ManagedOptions
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)

@@ -54,13 +54,18 @@ class MetastoreAdapter(CatalogAdapter):
     Invariant: `check`, `storable` and `update` all write in `engine_format_for(spec,
     live)`; `create` writes in the catalog's `engine_format`."""
 
-    FORMAT_OPTION: ClassVar[str]  # the option choosing the engine format of new views
+    FORMAT_OPTION: ClassVar[str] = "engine_format"  # the option choosing the engine format of new views
+    DEPRECATED_FORMAT_OPTION: ClassVar[str]  # its old name, still accepted
     ENGINE_FORMATS: ClassVar[tuple[str, ...]]  # its accepted values
     DEFAULT_FORMAT: ClassVar[str]
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)
-        fmt = str(options.get(self.FORMAT_OPTION) or self.DEFAULT_FORMAT)
+        new, old = options.get(self.FORMAT_OPTION), options.get(self.DEPRECATED_FORMAT_OPTION)
+        if new and old and new != old:
+            raise self.error(f"catalog {name!r} ({self.kind}): {self.DEPRECATED_FORMAT_OPTION} is the old name of "
+                             f"{self.FORMAT_OPTION}; give only {self.FORMAT_OPTION}")
+        fmt = str(new or old or self.DEFAULT_FORMAT)
         if fmt not in self.ENGINE_FORMATS:
             raise self.error(f"catalog {name!r} ({self.kind}): {self.FORMAT_OPTION} must be one of "
                              f"{', '.join(self.ENGINE_FORMATS)}, got {fmt!r}")

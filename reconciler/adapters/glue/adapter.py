@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import boto3
@@ -39,6 +39,7 @@ from botocore.exceptions import (
     NoRegionError,
     PartialCredentialsError,
 )
+from pydantic import Field
 
 from reconciler import formats
 from reconciler.adapters.base import (
@@ -54,6 +55,7 @@ from reconciler.adapters.base import (
 from reconciler.adapters.glue import codec
 from reconciler.adapters.glue import legacy_codec as legacy
 from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable, markers
+from reconciler.adapters.options import CatalogOptions, replaced_by
 from reconciler.formats import params as P
 from reconciler.model import (
     MANAGED_BY,
@@ -70,9 +72,24 @@ from reconciler.model import (
 _KEEPABLE = {engine: view_format for view_format, engine in legacy.ENGINE_FORMAT.items()}
 _DIALECTS = {"athena": ("trino", "athena"), "spark": ("spark",), "hive": ("hive",)}
 
-_KNOWN_OPTIONS = frozenset({
-    "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions", "profile",
-})
+ViewFormat = Literal["multi-dialect", "athena", "spark", "hive"]
+
+
+class GlueOptions(CatalogOptions):
+    """credentials from the default AWS chain"""
+
+    region: str | None = Field(None, description="AWS region (else the default chain's)")
+    catalog_id: str | None = Field(None, description="the Data Catalog's account id")
+    endpoint_url: str | None = Field(None, description="a VPC endpoint, or a local Glue for tests")
+    profile: str | None = Field(None, description="a named profile of the shared AWS config files")
+    engine_format: ViewFormat = Field("athena", description="the format of the views viewsync creates")
+    view_format: ViewFormat | None = Field(None, deprecated="use engine_format",
+                                           json_schema_extra=replaced_by("engine_format"))
+    definer: str | None = Field(None, description="IAM principal that defines multi-dialect views")
+    dialect_versions: dict[str, str] | None = Field(None, description="e.g. {ATHENA: '3'}, multi-dialect views")
+
+
+_KNOWN_OPTIONS = GlueOptions.names()
 
 
 class GlueCallError(AdapterError):
@@ -93,7 +110,8 @@ class GlueHandle(AdapterHandle):
 
 class GlueAdapter(MetastoreAdapter):
     kind = "glue"
-    FORMAT_OPTION = "view_format"
+    Options = GlueOptions
+    DEPRECATED_FORMAT_OPTION = "view_format"
     ENGINE_FORMATS = codec.VIEW_FORMATS
     DEFAULT_FORMAT = "athena"
 
@@ -155,7 +173,7 @@ class GlueAdapter(MetastoreAdapter):
             u = urlsplit(self.endpoint_url)
             host = u.hostname or ""
             parts.append(f"endpoint {u.scheme}://{host}{':' + str(u.port) if u.port else ''}")
-        parts.append(f"view_format {self.view_format}")
+        parts.append(f"engine_format {self.engine_format}")
         return f"{self.name} (glue, {', '.join(parts)})"
 
     def _ids(self) -> dict[str, str]:
@@ -292,7 +310,7 @@ class GlueAdapter(MetastoreAdapter):
             wanted = " or ".join(repr(d) for d in _DIALECTS[kept])
             return [("format_change", f"{where}: the live view is stored in the {kept} format and the "
                      f"declaration has no {wanted} representation, so updating it would rewrite it in the "
-                     f"catalog's {self.view_format} format, which {kept} readers cannot use; declare its "
+                     f"catalog's {self.engine_format} format, which {kept} readers cannot use; declare its "
                      f"{wanted} SQL to keep the {kept} format, or drop the view and create it anew")]
         resolved = spec.resolved(view)
         if fmt != "multi-dialect":

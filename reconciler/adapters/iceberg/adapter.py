@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
+from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 from pyiceberg import exceptions as ice_exc
 from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCatalog, ViewResponse
@@ -39,13 +40,28 @@ from reconciler.adapters.base import (
     WriteContext,
 )
 from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import DecodeError
 from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
 
-# Options of a `type: iceberg-rest` catalog in viewsync.yaml.
-OPTIONS = frozenset({"uri", "warehouse", "prefix", "token", "credential", "oauth2-server-uri", "scope",
-                     "headers", "properties", "timeout"})
 DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
+
+
+class IcebergOptions(CatalogOptions):
+    uri: str = Field(description="the REST catalog's base URL")
+    warehouse: str | None = None
+    prefix: str | None = None
+    token: str | None = Field(None, description="bearer token")
+    credential: str | None = Field(None, description="OAuth2 `id:secret`")
+    oauth2_server_uri: str | None = Field(None, alias="oauth2-server-uri")
+    scope: str | None = None
+    headers: dict[str, str] | None = Field(None, description="extra HTTP headers")
+    properties: dict[str, str] | None = Field(None, description="raw pyiceberg properties")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="seconds per HTTP request (default 30)")
+
+
+# Options of a `type: iceberg-rest` catalog in viewsync.yaml.
+OPTIONS = IcebergOptions.names()
 UNREADABLE_FORMAT = "iceberg-unreadable"
 _SECRET_OPTIONS = ("token", "credential")
 _SECRET_WORDS = ("token", "secret", "password", "credential", "key", "auth")
@@ -163,6 +179,7 @@ def _error_text(response: requests.Response) -> str:
 
 class IcebergRestAdapter(CatalogAdapter):
     kind = "iceberg-rest"
+    Options = IcebergOptions
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 from sqlalchemy import types as st
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.engine.reflection import ObjectKind
@@ -34,6 +34,7 @@ from sqlalchemy.engine.reflection import ObjectKind
 from reconciler.adapters.base import AdapterError, Capabilities, CatalogAdapter, SchemaSnapshot, detail_of
 from reconciler.adapters.jdbc.dialects import DATABASES, Database, RawView
 from reconciler.adapters.jdbc.types import canonical_type, infer_missing
+from reconciler.adapters.options import CatalogOptions
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec
 
 READ_ONLY_MESSAGE = (
@@ -65,8 +66,15 @@ def _read_only_session(db: Database) -> Any:
     return on_connect
 
 
+class JdbcOptions(CatalogOptions):
+    """read-only"""
+
+    url: str = Field(description="`postgresql+psycopg://…`, `mysql+pymysql://…` or `sqlite:///…`")
+
+
 class JdbcAdapter(CatalogAdapter):
     kind: ClassVar[str] = "jdbc"
+    Options = JdbcOptions
     READ_ONLY_MESSAGE: ClassVar[str] = READ_ONLY_MESSAGE
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
