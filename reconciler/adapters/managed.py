@@ -284,10 +284,9 @@ class ManagedAdapter(CatalogAdapter):
             with self.engine.begin() as conn:
                 done = conn.execute(m.update().where(m.c.view_id == view_id, m.c.deleted_at == 0)
                                     .values(deleted_at=now))
-                conn.execute(view_version_info.update()
-                             .where(view_version_info.c.view_id == view_id)
-                             .values(deleted_at=now))
-                if done.rowcount != 1:
-                    raise ConflictError(f"view {live.id} no longer exists")
+                if done.rowcount == 1:  # 0: already dropped, which is what we want (a re-run converges)
+                    conn.execute(view_version_info.update()
+                                 .where(view_version_info.c.view_id == view_id)
+                                 .values(deleted_at=now))
         except SQLAlchemyError as err:
             raise self.error(f"managed store error dropping {live.id}: {err}") from None

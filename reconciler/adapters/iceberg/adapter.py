@@ -410,7 +410,9 @@ class IcebergRestAdapter(CatalogAdapter):
                 self._after_unknown(cat, view, spec, marker, what, exc)
                 return
             except ice_exc.ViewAlreadyExistsError as exc:
-                self._fail(what, f"the name is taken by an existing view or table ({exc})")
+                # the plan saw the name free: someone took it since
+                raise self.error(f"catalog {self.name!r}: {what}: the name is taken by an existing view or "
+                                 f"table ({exc})", ConflictError) from None
             except (ice_exc.NoSuchNamespaceError, ice_exc.RESTError) as exc:
                 # pyiceberg reports a missing namespace on create as a bare RESTError (404);
                 # its subclasses (401, 403, 400...) are other failures
@@ -438,10 +440,15 @@ class IcebergRestAdapter(CatalogAdapter):
         view = live.id
         spec = self.storable(view, spec)
         cat = self._catalog()
-        handle = live.handle if isinstance(live.handle, IcebergHandle) else self._load(cat, view)
+        # A view commit can only assert the view's uuid, so the server never refuses a commit
+        # based on a state that changed since the plan: compare the fresh state ourselves.
+        planned = self.handle_of(live, IcebergHandle)
+        handle = self._load(cat, view)
         if handle is None:
             raise ConflictError(f"catalog {self.name!r}: view {view} no longer exists")
-        uuid = handle.metadata.get("view-uuid")
+        uuid = (planned or handle).metadata.get("view-uuid")
+        if fmt.fingerprint(handle.metadata, handle.metadata_location) != live.fingerprint:
+            handle = self._reload_for_retry(cat, live, uuid, spec, marker)
         what = f"cannot replace view {view}"
         last = ""
         for attempt in range(MAX_COMMIT_ATTEMPTS):
