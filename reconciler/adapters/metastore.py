@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from reconciler.adapters.base import DECODE_FAILURES, Capabilities, CatalogAdapter, detail_of
+from reconciler.adapters.base import DECODE_FAILURES, Capabilities, CatalogAdapter
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, ViewId, ViewSpec
 
 
@@ -114,7 +114,7 @@ class MetastoreAdapter(CatalogAdapter):
         except DECODE_FAILURES as exc:
             shown = self.unreadable(view, raw)
             warnings.append(f"catalog {self.name!r}: view {view} ({shown.format} format) cannot be read and "
-                            f"is left untouched: {detail_of(str(exc))}")
+                            f"is left untouched: {exc}")
             managed_by, digest = markers(shown.parameters)
             return self.placeholder(view, shown.text, shown.dialect, shown.format, fingerprint=fingerprint,
                                     managed_by=managed_by, spec_digest=digest, native_version=native_version,
