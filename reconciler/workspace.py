@@ -20,7 +20,9 @@ from reconciler.adapters import open_adapter
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
+from reconciler.state import StateStore
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,6 +51,7 @@ class Workspace:
     parallelism: int = 8
     progress: Callable[[int, int], None] | None = None  # (schemas read, schemas to read)
     _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
+    _state: StateStore | None = None
 
     @classmethod
     def open(cls, root: Path, config_file: Path | None = None, parallelism: int = 8) -> Workspace:
@@ -70,9 +73,20 @@ class Workspace:
     def catalog_calls(self) -> int:
         return sum(a.calls for a in self._adapters.values())
 
+    def state(self) -> StateStore:
+        """The state store (opened on first use, closed with the workspace)."""
+        if self._state is None:
+            self._state = StateStore(self.config.state_url)
+        return self._state
+
     def close(self) -> None:
-        for a in self._adapters.values():
+        """Release every connection the workspace opened (adapters, state store)."""
+        adapters, self._adapters = list(self._adapters.values()), {}
+        for a in adapters:
             a.close()
+        if self._state is not None:
+            self._state.close()
+            self._state = None
 
     # ---------------------------------------------------------- declarations
     def declarations(self, files: list[tuple[str, str]] | None = None) -> decl_mod.Declarations:
@@ -116,7 +130,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
-             git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
+             git: GitInfo | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
         with bulk_objects():
