@@ -67,7 +67,8 @@ class MetastoreAdapter(CatalogAdapter):
                              f"{self.FORMAT_OPTION}; give only {self.FORMAT_OPTION}")
         fmt = str(new or old or self.DEFAULT_FORMAT)
         if fmt not in self.ENGINE_FORMATS:
-            raise self.error(f"catalog {name!r} ({self.kind}): {self.FORMAT_OPTION} must be one of "
+            given = self.DEPRECATED_FORMAT_OPTION if old and not new else self.FORMAT_OPTION  # as the user wrote it
+            raise self.error(f"catalog {name!r} ({self.kind}): {given} must be one of "
                              f"{', '.join(self.ENGINE_FORMATS)}, got {fmt!r}")
         self.engine_format = fmt
 
