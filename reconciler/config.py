@@ -69,6 +69,7 @@ class Config:
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
     warnings: list[str] = field(default_factory=list)  # located, e.g. deprecated option names
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
 
@@ -168,6 +169,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             adopt=bool(pol.get("adopt", False)),
         ),
         warnings=_deprecations(data, node, display),
+        events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
     )
 
