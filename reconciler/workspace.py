@@ -148,10 +148,7 @@ class Workspace:
         declared = {k: v for k, v in decl.schema_owners.items() if k[0] in catalogs}
         if not declared or opts.select:
             return
-        try:
-            plan.schema_owners, notes = schema_owners.plan_changes(declared, self.adapter, set(catalogs))
-        except AdapterError as err:
-            raise UserError(redact(str(err))) from None
+        plan.schema_owners, notes = schema_owners.plan_changes(declared, self.adapter, set(catalogs))
         plan.warnings.extend(notes)
 
     def catalogs_in_scope(self, opts: PlanOptions) -> list[str]:

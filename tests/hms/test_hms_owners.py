@@ -20,7 +20,7 @@ def test_owner_round_trips_on_hms(tmp_path: Path, metastore: Any, database: str,
         owner: str | None = hms_client.get_table(database, name).owner
         return owner
 
-    owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri, "write_format": write_format},
+    owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri, "engine_format": write_format},
                     database, dialects, stored, security)
 
 
