@@ -9,12 +9,16 @@ change under the apply's actor.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from reconciler.adapters.base import AdapterError, CatalogAdapter
+from reconciler.gitinfo import GitInfo
 from reconciler.model import ViewId
 from reconciler.plan_model import SchemaOwnerChange
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
+
+if TYPE_CHECKING:  # planning owners opens no state store (nor imports SQLAlchemy)
+    from reconciler.state import StateStore
 
 AUDIT_ACTION = "schema_owner"
 
