@@ -121,7 +121,14 @@ def _check_format(fmt: str) -> None:
 
 # ----------------------------------------------------------------- commands
 @app.command()
-def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="Git ref to read.")] = None) -> None:
+def validate(
+    ctx: typer.Context,
+    ref: Annotated[str | None, typer.Option(help="Git ref to read.")] = None,
+    spark: Annotated[bool, typer.Option("--spark", help="Also analyse every view with Spark (offline: "
+                                                         "tables from sources/).")] = False,
+    write_columns: Annotated[bool, typer.Option("--write-columns", help="With --spark: write Spark's columns "
+                                                "into views that omit them.")] = False,
+) -> None:
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL syntax."""
     from reconciler import sql as vsql
 
@@ -136,6 +143,12 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
                                 f"parse the SQL ({problem})")
     for w in warnings:
         err(f"Warning: {w}")
+    if write_columns and not spark:
+        raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
+    if spark:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.validate(ws, decl, ref, write_columns, out, err)
     out(f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
@@ -171,6 +184,8 @@ def plan(
     prune: Annotated[bool, typer.Option(help="Drop managed views no longer declared.")] = False,
     adopt: Annotated[bool, typer.Option(help="Adopt declared unmanaged views.")] = False,
     allow_mass_drop: Annotated[bool, typer.Option(help="Allow drops beyond max_drop_fraction.")] = False,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify with Spark (also spark.verify in config).")] = False,
+    allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
 ) -> None:
     """Diff declarations against the live catalogs."""
     _check_format(fmt)
@@ -179,7 +194,7 @@ def plan(
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
     opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-    result, _ = ws.plan(opts, decl, _git_json(info))
+    result = _plan(ws, opts, decl, _git_json(info), ref, spark, allow_breaking)
     if base:
         result.yaml_changes = _yaml_changes(ws, base, decl)
     if out_file:
@@ -189,6 +204,16 @@ def plan(
         raise typer.Exit(1)
     if detailed_exitcode and result.has_changes:
         raise typer.Exit(2)
+
+
+def _plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: dict[str, str | None] | None,
+          ref: str | None, spark: bool, allow_breaking: bool) -> Plan:
+    if spark or ws.config.spark.verify:
+        from reconciler.verify import cli_hooks
+
+        return cli_hooks.plan(ws, opts, decl, git, ref, allow_breaking)
+    result, _ = ws.plan(opts, decl, git)
+    return result
 
 
 def _load_plan_file(path: Path) -> Plan:
@@ -222,6 +247,8 @@ def apply(
     actor: Annotated[str | None, typer.Option(help="Who applies (default $GITHUB_ACTOR, git user).")] = None,
     allow_dirty: Annotated[bool, typer.Option(help="Apply uncommitted declarations.")] = False,
     lock_timeout: Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")] = 0,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify with Spark (also spark.verify in config).")] = False,
+    allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
     g = _g(ctx)
@@ -244,7 +271,7 @@ def apply(
                             "applied. Run `viewsync plan` again")
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, ws.declarations(), _git_json(info))
+        result = _plan(ws, opts, ws.declarations(), _git_json(info), None, spark, allow_breaking)
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)
@@ -427,9 +454,16 @@ def import_(
     catalog: Annotated[str, typer.Option(help="Catalog to read.")],
     schema: Annotated[list[str] | None, typer.Option(help="Only this schema (repeatable).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite existing view files.")] = False,
+    sources: Annotated[bool, typer.Option("--sources", help="Write sources/ files (table columns for the "
+                                                           "Spark verifier) instead of views.")] = False,
 ) -> None:
     """Write YAML declarations for the views that exist in a catalog."""
     ws = _open(_g(ctx))
+    if sources:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.import_sources(ws, catalog, schema, force, out, err)
+        return
     adapter = ws.adapter(catalog)
     schemas = schema or adapter.list_schemas()
     snapshots = ws.fetch([catalog], {(catalog, s) for s in schemas}, all_schemas=False)
@@ -451,6 +485,20 @@ def import_(
         written += len(views)
         out(f"Wrote {path.relative_to(ws.root)} ({len(views)} view(s))\n")
     out(f"Imported {written} view(s) from catalog {catalog!r}.\n")
+
+
+@app.command()
+def impact(
+    ctx: typer.Context,
+    view: Annotated[str, typer.Argument(help="catalog.schema.view")],
+    fmt: Format = "text",
+) -> None:
+    """The views that read VIEW (declared and live), and what its declared change or a drop does to them."""
+    from reconciler.verify import cli_hooks
+
+    _check_format(fmt)
+    ws = _open(_g(ctx))
+    out(cli_hooks.impact(ws, _parse_view(view), fmt))
 
 
 @app.command("force-unlock")

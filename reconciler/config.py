@@ -18,6 +18,7 @@ import jsonschema_rs
 
 from reconciler import secrets, yamlsrc
 from reconciler.errors import Problem, ValidationFailed
+from reconciler.verify import settings as spark_settings
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 CONFIG_NAME = "viewsync.yaml"
@@ -63,6 +64,7 @@ class Config:
     state_url: str
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
+    spark: spark_settings.SparkSettings = field(default_factory=spark_settings.SparkSettings)
 
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
@@ -158,6 +160,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             max_drop_fraction=float(pol.get("max_drop_fraction", 0.25)),
             adopt=bool(pol.get("adopt", False)),
         ),
+        spark=spark_settings.parse(expanded.get("spark")),
     )
 
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from reconciler.plan import Action, Change, Plan
+from reconciler.verify import report as verify_report
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
 COLOR = {"create": "32", "update": "33", "drop": "31", "adopt": "36"}
@@ -80,6 +81,7 @@ def text(plan: Plan, color: bool = False) -> str:
         out.append("No changes. The catalogs match the declarations.")
         out.append("")
     out.append(summary_line(plan))
+    out.extend(verify_report.text_lines(plan.verification))
     for w in plan.warnings:
         out.append(_c("Warning: ", "33", color) + w)
     if plan.unmanaged:
@@ -160,7 +162,7 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head.append("No changes. The catalogs match the declarations.")
     else:
         head.append("#### Changes against the live catalogs")
-    tail: list[str] = []
+    tail: list[str] = ["", *verify_report.markdown_lines(plan.verification)] if plan.verification else []
     if plan.warnings:
         tail += ["", "**Warnings**"] + [f"- {_md_escape(w)}" for w in plan.warnings]
     if plan.unmanaged:

@@ -99,7 +99,8 @@ class Analysis:
 
     def _resolve(self, s: _Subject, subjects: dict[ViewId, _Subject], queue: list[_Subject]) -> None:
         spec = self.world.declared.get(s.id) or self.world.live[s.id].spec
-        home = spec.default_catalog if spec.default_catalog in self.world.catalogs else s.id.catalog
+        home = spec.default_catalog if spec.default_catalog and spec.default_catalog in self.world.catalogs \
+            else s.id.catalog
         for parts in vsql.referenced_tables(s.sql, DIALECT):
             if len(parts) == 1:
                 key = _k(home, s.namespace, parts[0])
@@ -151,8 +152,8 @@ class Analysis:
                 got = self.world.table_schemas(cat, sorted(refs))
                 found = {(a.lower(), b.lower()): c for (a, b), c in got.items()}
             for schema, table in refs:
-                cols = found.get((schema, table)) or self.world.sources.get(cat, schema, table)
-                self._schemas[(cat, schema, table)] = cols
+                self._schemas[(cat, schema, table)] = (found.get((schema, table))
+                                                       or self.world.sources.get(cat, schema, table))
         for s in subjects:
             resolved: list[tuple[Key, list[Column]]] = []
             for key, cols in s.stubs:
@@ -163,11 +164,15 @@ class Analysis:
                 if known:
                     resolved.append((key, known))
                 else:
-                    where = ("not declared, not in sources/" + f"{key[0]}/{key[1]}.yaml") if self.world.offline \
-                        else f"not declared, not a table in catalog {key[0]!r}, not in sources/{key[0]}/{key[1]}.yaml"
                     s.missing.append((".".join(key[1:]) if key[0] == s.id.catalog.lower() else ".".join(key),
-                                      f"{where}{' (validate --spark reads no catalog; plan --spark does)' if self.world.offline else ''}"))
+                                      self._nowhere(key)))
             s.stubs = resolved
+
+    def _nowhere(self, key: Key) -> str:
+        file = f"sources/{key[0]}/{key[1]}.yaml"
+        if self.world.offline:
+            return f"not declared, not in {file}; validate --spark reads no catalog, plan --spark does"
+        return f"not declared, not a table in catalog {key[0]!r}, not in {file}"
 
     # ------------------------------------------------------------- run
     def run(self, targets: set[ViewId] | None = None, live_subjects: set[ViewId] | None = None) -> Verification:
@@ -310,8 +315,8 @@ def _local_sql(sql: str, catalog: str, catalogs: Mapping[str, CatalogConfig]) ->
     """Blank out catalog qualifiers (`cat.schema.t` -> `    schema.t`): the scratch catalog
     has one level of databases, and blanks keep Spark's error offsets valid."""
     names = set(catalogs) | {"spark_catalog"}
-    pattern = r"(?i)(?<![\w`.])(" + "|".join(
-        re.escape(n) + "|`" + re.escape(n) + "`" for n in sorted(names, key=len, reverse=True)) + r")\s*\.(?=\s*`?\w+`?\s*\.)"
+    alternatives = "|".join(re.escape(n) + "|`" + re.escape(n) + "`" for n in sorted(names, key=len, reverse=True))
+    pattern = r"(?i)(?<![\w`.])(" + alternatives + r")\s*\.(?=\s*`?\w+`?\s*\.)"
     return re.sub(pattern, lambda m: " " * len(m.group(0)), sql)
 
 

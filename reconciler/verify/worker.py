@@ -38,7 +38,7 @@ def _session(conf: dict[str, str]) -> Any:
     return session
 
 
-def _error(exc: Exception) -> dict[str, Any]:
+def _error(exc: BaseException) -> dict[str, Any]:
     """Spark's error class, message and position (0-based offsets, or line/pos)."""
     get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     condition = get() if get is not None else None
