@@ -88,6 +88,7 @@ class Analysis:
         self.result = Verification(engine="spark")
         self.live_results: dict[ViewId, ViewResult] = {}
         self._schemas: dict[Key, list[Column] | None] = {}
+        self._order: list[tuple[str, int, int]] = []  # file position of each finding
 
     # ----------------------------------------------------------- subjects
     def _subject(self, vid: ViewId, spec: ViewSpec, declared: bool) -> _Subject | None:
@@ -202,6 +203,8 @@ class Analysis:
             by_catalog.setdefault(s.id.catalog, []).append(s)
         for cat in sorted(by_catalog):
             self._universe(cat, by_catalog[cat], subjects)
+        ranked = sorted(zip(self._order, self.result.findings, strict=True), key=lambda p: p[0])
+        self.result.findings = [f for _, f in ranked]
         self.result.seconds = time.monotonic() - started
         return self.result
 
@@ -250,6 +253,7 @@ class Analysis:
         if not s.declared:
             return
         prefix = f"{where.prefix()}: " if where is not None else f"{self.world.origin.get(s.id, s.id)}: "
+        self._order.append((where.file, where.line, where.column) if where is not None else (str(s.id), 0, 0))
         self.result.findings.append(Finding(s.id, "error" if severity == "error" else "warning", code,
                                             f"{prefix}{s.id}: {message}"))
 

@@ -37,8 +37,7 @@ def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: 
         out(line + "\n")
     errors = result.errors()
     if errors:
-        raise UserError(f"{len(errors)} problem(s) found by Spark:\n" + "\n".join(f"  [{f.code}] {f.message}"
-                                                                                for f in errors))
+        raise UserError(f"{len(errors)} problem(s) found by Spark:\n" + "\n".join(f"  {f.message}" for f in errors))
     if write_columns:
         if ref:
             raise UserError("--write-columns writes the working tree; it cannot be used with --ref")
