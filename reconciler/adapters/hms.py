@@ -52,8 +52,9 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.table_columns import metastore_columns
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, Representation, ViewId, ViewSpec
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, Column, LiveView, Representation, ViewId, ViewSpec
 
 # thrift's TSocket logs every failed connect itself (with a traceback at INFO, the
 # address at ERROR), to whatever handlers the application configured: that bypasses
@@ -273,6 +274,28 @@ class HiveMetastoreAdapter(CatalogAdapter):
                 live = self._live(from_thrift(table), table, snap.warnings)
                 snap.views[live.id.name] = live
         return snap
+
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        by_schema: dict[str, set[str]] = {}
+        for schema, name in tables:
+            if _HMS_NAME.match(schema.lower()):
+                by_schema.setdefault(schema.lower(), set()).add(name.lower())
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, names in sorted(by_schema.items()):
+            for chunk in _chunks(sorted(names), CHUNK):
+                try:
+                    found = self._read_tables(schema, chunk)
+                except AdapterError:
+                    continue  # no such database: the tables resolve nowhere
+                for table in found:
+                    desc = from_thrift(table)
+                    if desc.is_view:
+                        continue
+                    keys = [HiveColumn(c.name, c.type, c.comment) for c in (table.partitionKeys or [])]
+                    cols = metastore_columns(desc.columns, keys, desc.parameters)
+                    if cols:
+                        out[(schema, desc.name)] = cols
+        return out
 
     def _read_tables(self, schema: str, names: list[str]) -> list[Table]:
         tables: list[Table] = self._call(f"reading views of {schema!r}",

@@ -82,35 +82,48 @@ def verify_plan(
     columns from Spark, re-plan with them (`rebuild`), and add findings and impact."""
     live = live_views(snapshots)
     dropped = {a.view for a in plan.actions if a.action == "drop"}
-    changed = [a.view for a in plan.actions if a.action in ("update", "drop")]
-    deps = vimpact.dependents(changed, desired, live)
+    still = {v: lv for v, lv in live.items() if v not in dropped}  # what the catalogs hold after apply
+    texts = file_texts(root, decl, files)
+    srcs = vsources.read(root)
+    schemas = table_schemas_from(adapters)
     targets = None
     if not everything:
         targets = {a.view for a in plan.actions if a.action != "drop"}
         targets |= {v for v, s in desired.items() if not s.columns}
-        targets |= {d for ds in deps.values() for d in ds if d in desired}
-    live_subjects = {d for ds in deps.values() for d in ds if d not in desired and d not in dropped}
-    world = World(desired, decl.origin, file_texts(root, decl, files), config.catalogs,
-                  vsources.read(root), {v: lv for v, lv in live.items() if v not in dropped},
-                  table_schemas_from(adapters))
-    analysis = Analysis(world, settings_of(config))
-    result = analysis.run(targets, live_subjects)
-
-    inferred = result.inferred()
-    if inferred:
-        filled = dict(desired)
-        for vid, cols in inferred.items():
-            filled[vid] = desired[vid].model_copy(update={"columns": cols})
+        targets |= {e.view for e in plan.errors if e.view is not None and e.view in desired}
+    analysis = Analysis(World(desired, decl.origin, texts, config.catalogs, srcs, still, schemas),
+                        settings_of(config))
+    result = analysis.run(targets)
+    filled = dict(desired)
+    for vid, cols in result.inferred().items():
+        filled[vid] = desired[vid].model_copy(update={"columns": cols})
+    if len(result.inferred()):
         plan = rebuild(filled)
+
+    # Impact: dependents of what the (final) plan changes or drops, re-analysed against the new state.
+    changed = [a.view for a in plan.actions if a.action in ("update", "drop")]
+    deps = vimpact.dependents(changed, filled, live)
+    pending = {d for ds in deps.values() for d in ds if d in filled and d not in result.results}
+    live_subjects = {d for ds in deps.values() for d in ds if d not in filled and d not in dropped}
+    live_results = dict(analysis.live_results)
+    if pending or live_subjects:
+        second = Analysis(World(filled, decl.origin, texts, config.catalogs, srcs, still, schemas),
+                          settings_of(config))
+        more = second.run(pending, live_subjects)
+        for vid, r in more.results.items():
+            if vid not in result.results:
+                result.results[vid] = r
+                result.findings += [f for f in more.findings if f.view == vid]
+        live_results.update(second.live_results)
     column_findings = {f.view for f in result.findings if f.code in ("column_type", "column_count",
                                                                         "CANNOT_UP_CAST_DATATYPE")}
     for vid in changed:
         lv = live.get(vid)
         after_result = result.results.get(vid)
         after = None
-        if vid not in dropped and vid in desired:
-            after = list(desired[vid].columns) or (after_result.columns if after_result else None)
-        ds = [vimpact.dependent_status(d, d in desired, result.results.get(d) or analysis.live_results.get(d),
+        if vid not in dropped and vid in filled:
+            after = list(filled[vid].columns) or (after_result.columns if after_result else None)
+        ds = [vimpact.dependent_status(d, d in filled, result.results.get(d) or live_results.get(d),
                                        live.get(d), d in column_findings)
               for d in sorted(deps.get(vid, ()), key=ViewId.key)]
         imp = vimpact.impact_of(vid, list(lv.spec.columns) if lv else None, after, vid in dropped, ds)
@@ -119,6 +132,9 @@ def verify_plan(
             names = ", ".join(f"{d.view} ({d.status.replace('_', '-').upper()})" for d in imp.dependents)
             plan.errors.append(PlanError("breaking_change", f"{vid}: breaking change ({imp.detail}); it is read "
                                          f"by {names}; re-run with --allow-breaking if this is intended", vid))
+    # A view Spark cannot analyse gets Spark's error, not also "declare its columns".
+    failed = {f.view for f in result.findings if f.severity == "error"}
+    plan.errors = [e for e in plan.errors if not (e.code == "columns_required" and e.view in failed)]
     for f in result.findings:
         if f.severity == "error":
             plan.errors.append(PlanError("spark_verification", f.message, f.view))
