@@ -133,6 +133,10 @@ def validate(
     from reconciler import sql as vsql
 
     ws = _open(_g(ctx))
+    if spark:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.prestart(ws)
     decl = _declarations(ws, ref)
     warnings = []
     for vid, spec in sorted(decl.views.items()):

@@ -97,3 +97,16 @@ def pg_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def spark_verifier() -> None:
+    """The Spark verifier needs PySpark (viewsync[spark]) and Java: skip without them (fail in CI)."""
+    import importlib.util
+
+    from tests.servers import backend_unavailable
+
+    if importlib.util.find_spec("pyspark") is None:
+        backend_unavailable("the Spark verifier needs pyspark (pip install 'viewsync[spark]')")
+    if shutil.which("java") is None:
+        backend_unavailable("the Spark verifier needs Java 17 (`java` not on PATH)")

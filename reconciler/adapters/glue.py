@@ -53,11 +53,14 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.table_columns import metastore_columns
+from reconciler.formats import HiveColumn
 from reconciler.formats import params as P
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
     SPEC_DIGEST,
+    Column,
     LiveView,
     Representation,
     ViewId,
@@ -216,6 +219,30 @@ class GlueAdapter(CatalogAdapter):
             token = page.get("NextToken")
             if not token:
                 return tables
+
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        wanted: dict[str, set[str]] = {}
+        for schema, name in tables:
+            wanted.setdefault(schema.lower(), set()).add(name.lower())
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, names in sorted(wanted.items()):
+            try:
+                listed = self._tables(schema)  # get_tables: one paged call per database
+            except GlueCallError as exc:
+                if exc.code == "EntityNotFoundException":
+                    continue
+                raise
+            for table in listed:
+                if str(table["Name"]).lower() not in names or _is_view(table):
+                    continue
+                sd = table.get("StorageDescriptor") or {}
+                cols = metastore_columns(
+                    [HiveColumn(c["Name"], c["Type"], c.get("Comment")) for c in sd.get("Columns") or []],
+                    [HiveColumn(c["Name"], c["Type"], c.get("Comment")) for c in table.get("PartitionKeys") or []],
+                    table.get("Parameters") or {})
+                if cols:
+                    out[(schema, str(table["Name"]))] = cols
+        return out
 
     def fetch(self, schema: str) -> SchemaSnapshot:
         snap = SchemaSnapshot(catalog=self.name, schema=schema)

@@ -39,7 +39,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
-from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.model import Column, LiveView, ViewId, ViewSpec
 from reconciler.secrets import redact
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
@@ -341,6 +341,19 @@ class IcebergRestAdapter(CatalogAdapter):
             snap.views[name] = live
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
+
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        cat = self._catalog()
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, name in sorted(set(tables)):
+            ident = (*schema.split("."), name)
+            with self._translate(f"cannot read table {'.'.join(ident)}"):
+                try:
+                    table = cat.load_table(ident)
+                except (ice_exc.NoSuchTableError, ice_exc.NoSuchNamespaceError, ice_exc.NoSuchIdentifierError):
+                    continue  # not a table here: the reference resolves elsewhere or nowhere
+                out[(schema, name)] = fmt.columns_from_schema(json.loads(table.schema().model_dump_json()))
+        return out
 
     def view_exists(self, view: ViewId) -> bool:
         """HEAD on the view (pyiceberg's view_exists)."""

@@ -432,6 +432,26 @@ class JdbcAdapter(CatalogAdapter):
                 snap.views[raw.name] = live
         return snap
 
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        out: dict[tuple[str, str], list[Column]] = {}
+        try:
+            with self.engine.connect() as conn:
+                inspector = sa.inspect(conn)
+                for schema, name in sorted(set(tables)):
+                    self.count_call()
+                    sch = None if self.dialect == "sqlite" and schema == "main" else schema
+                    try:
+                        rows = inspector.get_columns(name, schema=sch)
+                    except sa.exc.NoSuchTableError:
+                        continue
+                    cols = [(str(r["name"]), canonical_type(r["type"], self.dialect), r.get("comment"))
+                            for r in rows]
+                    if cols and all(t is not None for _, t, _ in cols):
+                        out[(schema, name)] = [Column(name=n, type=str(t), comment=c) for n, t, c in cols]
+        except sa.exc.SQLAlchemyError as exc:
+            raise self._error("cannot read table columns", exc) from None
+        return out
+
     def _schema_exists(self, conn: Connection, schema: str) -> bool:
         self.count_call()
         if self.dialect == "sqlite":

@@ -117,7 +117,10 @@ class Analysis:
             target = self.declared_by_key.get(key)
             if target is not None and target != s.id:
                 tspec = self.world.declared[target]
-                if target.catalog == s.id.catalog and tspec.sql_for(DIALECT) is not None:
+                # A view outside this run with declared columns is stubbed by them (what the catalog
+                # will hold); one without is analysed too, to learn its columns.
+                analysed = target in subjects or not tspec.columns
+                if target.catalog == s.id.catalog and tspec.sql_for(DIALECT) is not None and analysed:
                     if target not in subjects:
                         sub = self._subject(target, tspec, True)
                         if sub is not None:
@@ -237,6 +240,9 @@ class Analysis:
                           "deps": [str(d) for d in s.deps]})
         if not views:
             return
+        read = {d for v in views for d in v["deps"]}
+        for v in views:
+            v["create"] = v["key"] in read
         answer = worker(self.settings).run({"stubs": list(stubs.values()), "views": views})
         by_key = {str(s.id): s for s in order}
         for r in answer["results"]:

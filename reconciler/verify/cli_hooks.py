@@ -15,7 +15,7 @@ from reconciler.errors import UserError
 from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Plan, PlanOptions, build_plan
 from reconciler.verify import impact as vimpact
-from reconciler.verify import planning, report, writeback
+from reconciler.verify import planning, report, session, writeback
 from reconciler.verify import sources as vsources
 from reconciler.verify.analyze import Analysis, World
 from reconciler.workspace import Workspace
@@ -50,8 +50,13 @@ def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: 
             out(f"Wrote columns into {rel}\n")
 
 
+def prestart(ws: Workspace) -> None:
+    session.prestart(planning.settings_of(ws.config))
+
+
 def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: dict[str, str | None] | None,
          ref: str | None, allow_breaking: bool) -> Plan:
+    prestart(ws)
     first, snapshots = ws.plan(opts, decl, git)
     catalogs = ws.catalogs_in_scope(opts)
     desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}

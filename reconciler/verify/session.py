@@ -234,13 +234,49 @@ def _alive(pid: int) -> bool:
 
 
 _workers: dict[str, SparkWorker] = {}
+_starting: dict[str, threading.Thread] = {}
+_failed: dict[str, BaseException] = {}
 _workers_lock = threading.Lock()
+
+
+def _key(settings: SparkSettings) -> str:
+    return json.dumps({**dataclasses.asdict(settings), "verify": None}, sort_keys=True)
+
+
+def _start(key: str, settings: SparkSettings) -> None:
+    try:
+        w = SparkWorker(settings)
+    except BaseException as exc:  # noqa: BLE001 - handed to the thread that needs the worker
+        with _workers_lock:
+            _failed[key] = exc
+        return
+    with _workers_lock:
+        _workers[key] = w
+
+
+def prestart(settings: SparkSettings) -> None:
+    """Start the worker in the background: Spark's start-up overlaps reading the catalogs."""
+    key = _key(settings)
+    with _workers_lock:
+        if key in _workers or key in _starting:
+            return
+        _failed.pop(key, None)
+        thread = threading.Thread(target=_start, args=(key, settings), name="viewsync-spark-start", daemon=True)
+        _starting[key] = thread
+    thread.start()
 
 
 def worker(settings: SparkSettings) -> SparkWorker:
     """The worker for these settings, started on first use and kept for the process."""
-    key = json.dumps({**dataclasses.asdict(settings), "verify": None}, sort_keys=True)
+    key = _key(settings)
     with _workers_lock:
+        thread = _starting.pop(key, None)
+    if thread is not None:
+        thread.join()
+    with _workers_lock:
+        failed = _failed.pop(key, None)
+        if failed is not None:
+            raise failed
         w = _workers.get(key)
         if w is None or w._proc.poll() is not None:
             w = SparkWorker(settings)
