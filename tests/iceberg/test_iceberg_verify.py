@@ -11,8 +11,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import DecimalType, LongType, NestedField, StringType
 
 from tests.conftest import run_cli
-
-from .conftest import IcebergServer
+from tests.iceberg.conftest import IcebergServer
 
 
 def test_inferred_columns_apply_and_read_back(tmp_path: Path, iceberg_server: IcebergServer, namespace: str,

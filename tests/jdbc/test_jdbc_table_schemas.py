@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from conftest import Db
+
 from reconciler.adapters.jdbc import JdbcAdapter
 from reconciler.model import Column
-
-from .conftest import Db
 
 
 def test_table_columns_for_the_verifier(db: Db) -> None:
     db.run(f"CREATE TABLE {db.q(db.schema)}.{db.q('orders')} (id BIGINT, amount DECIMAL(18,2), note VARCHAR(20))"
-           if db.dialect != "sqlite" else "CREATE TABLE orders (id BIGINT, amount DECIMAL(18,2), note VARCHAR(20))")
+           if db.kind != "sqlite" else "CREATE TABLE orders (id BIGINT, amount DECIMAL(18,2), note VARCHAR(20))")
     adapter = JdbcAdapter("pg", {"url": db.url})
     try:
         got = adapter.table_schemas([(db.schema, "orders"), (db.schema, "nope")])
