@@ -87,6 +87,8 @@ def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Pro
                     path = path + (names[0],)
                     key_of_last = True
                     message = f"unknown key {names[0]!r}"
+            elif isinstance(leaf.schema, dict) and "errorMessage" in leaf.schema:  # the schema explains itself
+                message = leaf.schema["errorMessage"].replace("{value}", repr(leaf.instance))
             elif leaf.validator == "required":
                 message = leaf.message.replace("is a required property", "is required")
             elif leaf.validator == "pattern" and path and path[-1] in ("name", "catalog"):

@@ -5,11 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Keys that would connect the scratch session to a real catalog: the verifier
-# only ever analyses against its own in-memory catalog.
-_FORBIDDEN = ("spark.sql.catalogImplementation", "spark.sql.catalog.", "spark.hadoop.hive.",
-              "spark.sql.hive.", "spark.master")
-
 
 @dataclass(frozen=True)
 class SparkSettings:
@@ -21,12 +16,9 @@ class SparkSettings:
     class_data_sharing: bool = True  # archive JDK+Spark classes under ~/.cache/viewsync (start 2x faster)
 
 
-def forbidden_key(key: str) -> bool:
-    return any(key == f or (f.endswith(".") and key.startswith(f)) for f in _FORBIDDEN)
-
-
 def parse(data: Any) -> SparkSettings:
-    """Build settings from the (schema-validated) `spark:` mapping."""
+    """Build settings from the (schema-validated) `spark:` mapping. The schema refuses conf keys
+    that would connect the scratch session to a real catalog (spark.sql.catalog*, *.hive.*)."""
     if not data:
         return SparkSettings()
     opts = data.get("jvm_options") or []

@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -166,6 +167,10 @@ views:
                                             {"name": "total", "type": "decimal(28,2)", "comment": None}]
     statuses = {v["view"]["name"]: v for v in doc["verification"]["views"]}
     assert statuses["totals"]["inferred"] and statuses["narrowed"]["status"] == "warning"
+    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    md = run_cli(repo, "plan", "--spark", "--format", "markdown")
+    assert "#### Spark verification" in md.out and "`local.marts.totals`: `customer_id bigint`" in md.out, md.out
 
     wrote = run_cli(repo, "validate", "--spark", "--write-columns")
     assert wrote.code == 0, wrote.text

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reconciler import types as vtypes
+from reconciler.config import load_config
 from reconciler.errors import ValidationFailed
 from reconciler.model import Column
 from reconciler.verify import columns as vcols
@@ -105,3 +108,19 @@ def test_change_classification() -> None:
     assert impact.classify([a], [Column(name="a", type="bigint")], dropped=False)[:2] == ("columns_changed", True)
     assert impact.classify([a], [a], dropped=False)[:2] == ("same_output", False)
     assert impact.classify([a], None, dropped=True)[:2] == ("dropped", True)
+
+
+def test_spark_config_section(tmp_path: Path) -> None:
+    base = "version: 1\nproject: p\ncatalogs:\n  local: {type: managed, url: 'sqlite:///c.db'}\n"
+    (tmp_path / "viewsync.yaml").write_text(base + "spark:\n  verify: true\n  jvm_options: -Xss4m -Dx=1\n"
+                                            "  conf: {spark.sql.ansi.enabled: true}\n")
+    cfg = load_config(tmp_path)
+    assert cfg.spark.verify and cfg.spark.master == "local[1]" and cfg.spark.jvm_options == ("-Xss4m", "-Dx=1")
+    assert cfg.spark.conf == {"spark.sql.ansi.enabled": "True"}
+    # A conf key that would point the scratch session at a live catalog is refused, located.
+    (tmp_path / "viewsync.yaml").write_text(base + "spark:\n  conf:\n    spark.sql.catalog.lake: x\n")
+    with pytest.raises(ValidationFailed) as err:
+        load_config(tmp_path)
+    assert str(err.value.problems[0]) == (
+        "viewsync.yaml:7:5: spark.conf: 'spark.sql.catalog.lake': the verifier runs Spark on its own scratch "
+        "catalog; conf that reaches a live catalog or sets the master is refused")
