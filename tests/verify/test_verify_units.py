@@ -124,3 +124,19 @@ def test_spark_config_section(tmp_path: Path) -> None:
     assert str(err.value.problems[0]) == (
         "viewsync.yaml:7:5: spark.conf: 'spark.sql.catalog.lake': the verifier runs Spark on its own scratch "
         "catalog; conf that reaches a live catalog or sets the master is refused")
+
+
+def test_dependent_status() -> None:
+    from reconciler.model import LiveView, ViewId, ViewSpec
+    from reconciler.verify.result import ViewResult
+
+    vid = ViewId("c", "s", "d")
+    spec = ViewSpec(columns=[Column(name="a", type="int")], representations=[{"dialect": "spark", "sql": "x"}])
+    live = LiveView(id=vid, spec=spec, format="managed")
+    ok = ViewResult(vid, "ok", [Column(name="a", type="int")])
+    retyped = ViewResult(vid, "ok", [Column(name="a", type="bigint")])
+    assert impact.dependent_status(vid, False, ok, live, False).status == "ok"
+    assert impact.dependent_status(vid, False, retyped, live, False).status == "type_changed"
+    assert impact.dependent_status(vid, True, ok, live, True).status == "type_changed"
+    assert impact.dependent_status(vid, True, ViewResult(vid, "error"), live, False).status == "broken"
+    assert impact.dependent_status(vid, True, ViewResult(vid, "not_checked", reason="r"), live, False).detail == "r"
