@@ -72,6 +72,17 @@ def test_stubs_come_from_the_metastore_and_nothing_is_written(tmp_path: Path, me
     assert any(f"hive.{database}.misspelt" in e and "`amount`" in e for e in errors), errors
     assert metastore_state(hms_client) == before
 
+    # The same table schemas, kept in Git for offline CI: import --sources writes them, validate reads them.
+    imported = run_cli(repo, "import", "--sources", "--catalog", "hive", "--schema", database)
+    assert imported.code == 0, imported.text
+    doc = yaml.safe_load((repo / "sources" / "hive" / f"{database}.yaml").read_text())
+    assert doc["tables"] == [{"name": "orders", "columns": [
+        {"name": "order_id", "type": "bigint"}, {"name": "customer_id", "type": "bigint"},
+        {"name": "amount", "type": "decimal(18,2)"}, {"name": "name", "type": "string"}]}]
+    offline = run_cli(repo, "validate", "--spark")
+    assert offline.code == 1 and "resolves nowhere" not in offline.err, offline.text
+    assert "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS" in offline.err and "`amount`" in offline.err
+
 
 def test_inferred_columns_apply_and_read_back_without_diff(tmp_path: Path, metastore: Any, spark: Any,
                                                            database: str) -> None:
