@@ -72,9 +72,9 @@ def spark_format_catalog(cat: CatalogConfig | None) -> bool:
         return False
     o = cat.options
     if cat.type == "hms":
-        return str(o.get("write_format") or o.get("format") or "spark") == "spark"
+        return str(o.get("engine_format") or o.get("write_format") or "spark") == "spark"
     if cat.type == "glue":
-        return str(o.get("view_format") or o.get("format") or "") == "spark"
+        return str(o.get("engine_format") or o.get("view_format") or "athena") == "spark"
     return False
 
 
