@@ -51,11 +51,12 @@ def run_cli(repo: Path, *args: str) -> CliResult:
 
 @pytest.fixture
 def sample_repo(tmp_path: Path) -> Path:
-    """A private copy of the repository's own sample (viewsync.yaml + views/)."""
+    """A private copy of the repository's own sample (viewsync.yaml, views/, sources/)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copy(ROOT / "viewsync.yaml", repo / "viewsync.yaml")
     shutil.copytree(ROOT / "views", repo / "views")
+    shutil.copytree(ROOT / "sources", repo / "sources")  # table columns for the Spark verifier
     return repo
 
 
