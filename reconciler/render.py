@@ -6,7 +6,8 @@ import difflib
 import json
 from typing import Any
 
-from reconciler.plan import Action, Change, Plan
+from reconciler.output import OutputFormat
+from reconciler.plan import Action, Change, Plan, YamlChange
 from reconciler.verify import report as verify_report
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
@@ -60,6 +61,18 @@ def column_changes(before: list[dict[str, Any]] | None, after: list[dict[str, An
     return lines
 
 
+def access_line(plan: Plan) -> str | None:
+    """Which access policy the plan was checked against, for whom (None: not checked)."""
+    acc = plan.access
+    if acc is None:
+        return None
+    if acc.get("policy") is None:
+        return f"Access: {acc.get('note') or 'no access policy'}."
+    authors = {a["label"] for people in (acc.get("authors") or {}).values() for a in people}
+    extra = f" and {len(authors)} commit author(s)" if authors else ""
+    return f"Access: checked against {acc['policy']} for {acc['actor']['label']}{extra}."
+
+
 def summary_line(plan: Plan) -> str:
     s = plan.summary()
     return (f"Plan: {s['create']} to create, {s['update']} to update, {s['drop']} to drop, "
@@ -82,6 +95,8 @@ def text(plan: Plan, color: bool = False) -> str:
         out.append("")
     out.append(summary_line(plan))
     out.extend(verify_report.text_lines(plan.verification))
+    if access_line(plan):
+        out.append(str(access_line(plan)))
     for w in plan.warnings:
         out.append(_c("Warning: ", "33", color) + w)
     if plan.unmanaged:
@@ -125,14 +140,14 @@ def _action_text(a: Action, color: bool) -> list[str]:
     return lines
 
 
-def _yaml_changes_text(changes: list[dict[str, Any]]) -> list[str]:
+def _yaml_changes_text(changes: list[YamlChange]) -> list[str]:
     out = ["Declaration changes (base -> head):"]
     if not changes:
         out.append("  (none)")
     for c in changes:
-        sym = {"added": "+", "changed": "~", "removed": "-"}[c["change"]]
-        fields = f" ({', '.join(c.get('fields', []))})" if c.get("fields") else ""
-        out.append(f"  {sym} {c['view']} {c['change']}{fields}")
+        sym = {"added": "+", "changed": "~", "removed": "-"}[c.change]
+        fields = f" ({', '.join(c.fields)})" if c.fields else ""
+        out.append(f"  {sym} {c.view} {c.change}{fields}")
     out.append("")
     return out
 
@@ -141,22 +156,23 @@ def _yaml_changes_text(changes: list[dict[str, Any]]) -> list[str]:
 def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     s = plan.summary()
     head = [MARKDOWN_MARKER, "### viewsync plan", ""]
-    if plan.git and plan.git.get("commit"):
-        head.append(f"Declarations at `{str(plan.git['commit'])[:12]}`"
-                    + (f" ({plan.git['ref']})" if plan.git.get("ref") else ""))
+    if plan.git is not None and plan.git.commit:
+        head.append(f"Declarations at `{plan.git.commit[:12]}`" + (f" ({plan.git.ref})" if plan.git.ref else ""))
         head.append("")
     head += ["| create | update | drop | adopt | unchanged | errors |",
              "|---:|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['drop']} | {s['adopt']} | {s['unchanged']} | "
              f"{len(plan.errors)} |", ""]
+    if access_line(plan):
+        head += [_md_escape(str(access_line(plan))), ""]
     if plan.errors:
         head.append("**The plan has errors and cannot be applied:**")
         head += [f"- `{e.code}` {_md_escape(e.message)}" for e in plan.errors]
         head.append("")
     if plan.yaml_changes is not None:
         head.append("#### Declaration changes in this branch")
-        head += [f"- **{c['change']}** `{c['view']}`" + (f" ({', '.join(c['fields'])})" if c.get("fields")
-                                                         else "") for c in plan.yaml_changes] or ["- (none)"]
+        head += [f"- **{c.change}** `{c.view}`" + (f" ({', '.join(c.fields)})" if c.fields else "")
+                 for c in plan.yaml_changes] or ["- (none)"]
         head.append("")
     if not plan.actions:
         head.append("No changes. The catalogs match the declarations.")
@@ -218,9 +234,9 @@ def as_json(plan: Plan) -> str:
     return json.dumps(plan.to_json(), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def render(plan: Plan, fmt: str, color: bool = False) -> str:
-    if fmt == "json":
+def render(plan: Plan, fmt: OutputFormat, color: bool = False) -> str:
+    if fmt is OutputFormat.JSON:
         return as_json(plan)
-    if fmt == "markdown":
+    if fmt is OutputFormat.MARKDOWN:
         return markdown(plan)
     return text(plan, color)

@@ -65,7 +65,7 @@ def _audit(repo: Path) -> list[dict]:  # type: ignore[type-arg]
 
 def test_workflows_are_valid_and_wired() -> None:
     plan = yaml.safe_load((WORKFLOWS / "viewsync-plan.yml").read_text())
-    assert plan[True]["pull_request"]["paths"] == ["views/**", "sources/**", "viewsync.yaml"]  # `on:` is True
+    assert plan[True]["pull_request"]["paths"] == ["views/**", "sources/**", "viewsync.yaml", "access.yaml"]
     assert any("plan --spark" in c for c, _ in workflow_commands("viewsync-plan.yml"))
     assert "<!-- viewsync-plan -->" in (WORKFLOWS / "viewsync-plan.yml").read_text()
     apply = yaml.safe_load((WORKFLOWS / "viewsync-apply.yml").read_text())

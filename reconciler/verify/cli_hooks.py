@@ -12,6 +12,7 @@ from reconciler import declarations as decl_mod
 from reconciler import gitsrc
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Plan, PlanOptions, build_plan
 from reconciler.verify import impact as vimpact
@@ -54,7 +55,7 @@ def prestart(ws: Workspace) -> None:
     session.prestart(planning.settings_of(ws.config))
 
 
-def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: dict[str, str | None] | None,
+def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None,
          ref: str | None, allow_breaking: bool) -> Plan:
     prestart(ws)
     first, snapshots = ws.plan(opts, decl, git)

@@ -12,7 +12,7 @@ from reconciler.config import Config
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError
 from reconciler.model import Column, LiveView, ViewId, ViewSpec
-from reconciler.plan import Plan, PlanError
+from reconciler.plan import Plan, PlanError, PlanErrorCode
 from reconciler.secrets import redact
 from reconciler.verify import impact as vimpact
 from reconciler.verify import sources as vsources
@@ -130,14 +130,15 @@ def verify_plan(
         result.impact.append(imp)
         if imp.breaking and not allow_breaking:
             names = ", ".join(f"{d.view} ({d.status.replace('_', '-').upper()})" for d in imp.dependents)
-            plan.errors.append(PlanError("breaking_change", f"{vid}: breaking change ({imp.detail}); it is read "
-                                         f"by {names}; re-run with --allow-breaking if this is intended", vid))
+            message = (f"{vid}: breaking change ({imp.detail}); it is read by {names}; re-run with "
+                       "--allow-breaking if this is intended")
+            plan.errors.append(PlanError(PlanErrorCode.BREAKING_CHANGE, message, vid))
     # A view Spark cannot analyse gets Spark's error, not also "declare its columns".
     failed = {f.view for f in result.findings if f.severity == "error"}
-    plan.errors = [e for e in plan.errors if not (e.code == "columns_required" and e.view in failed)]
+    plan.errors = [e for e in plan.errors if not (e.code is PlanErrorCode.COLUMNS_REQUIRED and e.view in failed)]
     for f in result.findings:
         if f.severity == "error":
-            plan.errors.append(PlanError("spark_verification", f.message, f.view))
+            plan.errors.append(PlanError(PlanErrorCode.SPARK_VERIFICATION, f.message, f.view))
         else:
             plan.warnings.append(f.message)
     plan.verification = result.to_json()
