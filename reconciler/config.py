@@ -70,6 +70,7 @@ class Config:
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
     spark: spark_settings.SparkSettings = field(default_factory=spark_settings.SparkSettings)
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
 
@@ -171,6 +172,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             adopt=bool(pol.get("adopt", False)),
         ),
         spark=spark_settings.parse(expanded.get("spark")),
+        events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
     )
 
