@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import Db
-
 from reconciler.adapters.jdbc import JdbcAdapter
 from reconciler.model import Column
+from tests.jdbc.conftest import Db
 
 
 def test_table_columns_for_the_verifier(db: Db) -> None:
