@@ -306,14 +306,42 @@ def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: View
         else:
             updates.append({"action": "add-schema", "schema": schema,
                             "last-column-id": _last_column_id(schema)})
-        version_id = max((int(v.get("version-id", 0)) for v in base.get("versions") or []), default=0) + 1
-        updates.append({"action": "add-view-version",
-                        "view-version": version_json(desired, version_id, schema_id, summ, timestamp_ms)})
-        updates.append({"action": "set-current-view-version", "view-version-id": -1})
+        versions = base.get("versions") or []
+        version_id = max((int(v.get("version-id", 0)) for v in versions), default=0) + 1
+        version = version_json(desired, version_id, schema_id, summ, timestamp_ms)
+        existing_id = same_version_id(versions, version)
+        if existing_id is None:
+            updates.append({"action": "add-view-version", "view-version": version})
+            updates.append({"action": "set-current-view-version", "view-version-id": -1})
+        else:
+            # Iceberg reuses an equal version instead of adding it, so "-1" (last added) would
+            # point nowhere; its Java client sends the existing id (ViewMetadata.Builder
+            # .setCurrentVersionId). This is what a re-apply after an out-of-band replace needs.
+            updates.append({"action": "set-current-view-version", "view-version-id": existing_id})
     return {
         "requirements": [{"type": "assert-view-uuid", "uuid": base.get("view-uuid")}],
         "updates": updates,
     }
+
+
+def same_version_id(versions: list[dict[str, Any]], version: dict[str, Any]) -> int | None:
+    """The id of an existing version Iceberg treats as `version`, else None.
+
+    Mirrors Iceberg's ViewMetadata.Builder.sameViewVersion (core/.../view/ViewMetadata.java):
+    equal summary, representations (in order), default catalog, default namespace and
+    schema id; the version id and timestamp do not count.
+    """
+    def key(v: dict[str, Any]) -> tuple[Any, ...]:
+        reps = [(str(r.get("type", "sql")).lower(), r.get("sql"), r.get("dialect"))
+                for r in v.get("representations") or []]
+        return (v.get("summary") or {}, reps, v.get("default-catalog"), list(v.get("default-namespace") or []),
+                v.get("schema-id"))
+
+    want = key(version)
+    for existing in versions:
+        if key(existing) == want:
+            return int(existing["version-id"])
+    return None
 
 
 def _last_column_id(schema: dict[str, Any]) -> int:

@@ -193,3 +193,20 @@ def test_connection_options_pass_through_and_secrets_are_scrubbed() -> None:
     assert scrub(text, secrets) == "*** *** *** *** http://u:***@h:1 ***"
     for secret in ("tok-abc", "cl-secret", "hdr-secret", "s3s", "pw-123"):
         assert secret not in scrub(text, secrets)
+
+
+def test_commit_for_a_version_iceberg_already_has_points_at_its_id() -> None:
+    """Iceberg reuses an equal version (same summary, SQL, namespace, schema), so "-1" would
+    point nowhere: the commit names the existing version, as Iceberg's Java client does."""
+    ours = fmt.storable(spec())
+    summ = {"engine-name": "viewsync", "viewsync.git-commit": "c0ffee"}
+    theirs = fmt.storable(spec(representations=[{"dialect": "spark", "sql": "SELECT 9"}]))
+    base = metadata_for(theirs, version_id=2)
+    base["versions"].insert(0, fmt.version_json(ours, 1, 0, summ, 5))
+    body = fmt.commit_request(base, theirs, ours, MARKERS, summ)
+    assert [u for u in body["updates"] if u["action"] != "set-properties"] == [
+        {"action": "set-current-view-version", "view-version-id": 1}]
+    # Another summary (a new commit) is another version.
+    body = fmt.commit_request(base, theirs, ours, MARKERS, summ | {"viewsync.git-commit": "beef"})
+    assert [u["action"] for u in body["updates"]][-2:] == ["add-view-version", "set-current-view-version"]
+    assert body["updates"][-1]["view-version-id"] == -1
