@@ -234,6 +234,11 @@ def canonical(text: str) -> str:
     return hit
 
 
+def map_prims(t: Type, fn: Any) -> Type:
+    """`t` with every primitive replaced by `fn(primitive)`."""
+    return _map_type(t, fn)
+
+
 def _map_type(t: Type, fn: Any) -> Type:
     if isinstance(t, Prim):
         return fn(t)  # type: ignore[no-any-return]
@@ -478,6 +483,17 @@ def from_spark(j: Any) -> Type:
     if kind == "struct":
         return Struct(tuple(Field(f["name"], _spark_field_type(f)) for f in j["fields"]))
     raise TypeError_(f"unknown Spark type {j!r}")
+
+
+def to_spark_ddl(t: Type) -> str:
+    """Spark's catalog string for a type (`DataType.catalogString`), as Spark stores nested
+    char/varchar in `__CHAR_VARCHAR_TYPE_STRING`: its `timestamp` has a local time zone."""
+    def one(p: Prim) -> Prim:
+        c = coerce(p, "spark")
+        assert isinstance(c, Prim)
+        return {"timestamp": Prim("timestamp_ntz"), "timestamp_ltz": Prim("timestamp")}.get(c.name, c)
+
+    return render(_map_type(t, one))
 
 
 _SPARK_DDL_TIMESTAMP = re.compile(r"\btimestamp(_ntz|_ltz)?\b(?!\s*:)", re.IGNORECASE)

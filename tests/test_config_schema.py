@@ -25,4 +25,4 @@ def test_schema_allows_exactly_the_adapter_options(kind: str, known: frozenset[s
 
 
 def test_hms_options_in_schema() -> None:
-    assert _options("hms") == {"uri", "write_format", "timeout", "spark_catalog", "trino_catalog"}
+    assert _options("hms") == {"uri", "write_format", "timeout", "spark_catalog", "trino_catalog", "trino_owner"}

@@ -171,6 +171,8 @@ class HiveMetastoreAdapter(CatalogAdapter):
         except (TypeError, ValueError):
             raise AdapterError(f"catalog {name!r} (hms): timeout must be a number of seconds") from None
         self.engine_catalogs = {"spark": options.get("spark_catalog"), "trino": options.get("trino_catalog")}
+        # The user a Trino definer view runs as when the declaration names no owner.
+        self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         self._local = threading.local()
         self._clients: list[hmsclient.HMSClient] = []
         self._clients_lock = threading.Lock()
@@ -313,7 +315,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
         fmt = self._format_for(spec, live)
         if fmt != self.write_format:
             where = f"{where} (kept in its live {fmt} format)"
-        return errors + formats.check_view(fmt, self.storable(view, spec), where)
+        return errors + formats.check_view(fmt, self.storable(view, spec), where, default_owner=self.trino_owner)
 
     def _format_for(self, spec: ViewSpec, live: LiveView | None) -> str:
         """The engine format a write uses: an update keeps the live view's format when the
@@ -337,7 +339,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
         fmt = self.write_format
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      engine_catalog=self._engine_catalog(fmt))
+                                      engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
         except FormatError as exc:
             raise AdapterError(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc)
@@ -385,7 +387,8 @@ class HiveMetastoreAdapter(CatalogAdapter):
         fmt = self._format_for(spec, live)
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))
+                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt),
+                                      default_owner=self.trino_owner)
         except FormatError as exc:
             raise AdapterError(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)
