@@ -1,0 +1,67 @@
+"""Out-of-band replace (Athena's CREATE OR REPLACE VIEW, another tool's update_table), then the
+same declaration applied again: converges, and the next plan is empty (moto_server)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from glue_support import Writer
+
+from reconciler.adapters.glue import GlueAdapter
+from reconciler.formats.trino import decode_envelope
+from reconciler.model import ViewId, ViewSpec
+
+VIEW = ViewId("glue", "analytics", "orders_v")
+
+
+def declared() -> ViewSpec:
+    return ViewSpec.model_validate({
+        "comment": "orders", "columns": [{"name": "id", "type": "bigint"}, {"name": "payload", "type": "json"}],
+        "representations": [{"dialect": "trino", "sql": "SELECT id, payload FROM sales.orders"},
+                            {"dialect": "spark", "sql": "SELECT id, payload FROM sales.orders"}],
+    })
+
+
+def athena_replace(raw_glue: Any) -> None:
+    """What Athena's CREATE OR REPLACE VIEW stores: a fresh envelope, its own parameters only."""
+    definition = {"originalSql": "SELECT 1 AS id, json_parse('{}') AS payload", "catalog": "awsdatacatalog",
+                  "schema": "analytics", "columns": [{"name": "id", "type": "integer"},
+                                                     {"name": "payload", "type": "json"}]}
+    raw_glue.update_table(DatabaseName="analytics", TableInput={
+        "Name": VIEW.name, "TableType": "VIRTUAL_VIEW", "ViewExpandedText": "/* Presto View */",
+        "ViewOriginalText": "/* Presto View: " + base64.b64encode(json.dumps(definition).encode()).decode() + " */",
+        "Parameters": {"presto_view": "true", "comment": "Presto View"},
+        "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "int"}, {"Name": "payload", "Type": "string"}]}})
+
+
+@pytest.mark.parametrize("view_format", ["athena", "multi-dialect"])
+def test_out_of_band_replace_then_apply_converges(view_format: str, make_adapter: Callable[..., GlueAdapter],
+                                                  raw_glue: Any, writer: Writer) -> None:
+    raw_glue.create_database(DatabaseInput={"Name": "analytics"})
+    adapter = make_adapter(view_format)
+    writer.create(adapter, VIEW, declared())
+    if view_format == "athena":
+        athena_replace(raw_glue)
+    else:  # another tool rewrites the multi-dialect definition
+        table = raw_glue.get_table(DatabaseName="analytics", Name=VIEW.name)["Table"]
+        vd = table["ViewDefinition"]
+        for rep in vd["Representations"]:
+            rep["ViewOriginalText"] = "SELECT 1 AS id, '{}' AS payload"
+        raw_glue.update_table(DatabaseName="analytics", TableInput={
+            "Name": VIEW.name, "TableType": "VIRTUAL_VIEW", "StorageDescriptor": table["StorageDescriptor"],
+            "ViewDefinition": {k: v for k, v in vd.items() if k in ("IsProtected", "Definer", "Representations")},
+            "Parameters": table["Parameters"]})
+    drifted = adapter.fetch("analytics").views[VIEW.name]
+    assert drifted.spec.digest() != adapter.storable(VIEW, declared(), drifted).digest()
+
+    live = writer.update(adapter, drifted, declared())  # asserts the read-back equals storable(declared)
+    assert adapter.storable(VIEW, declared(), live).digest() == live.spec.digest()  # the next plan is empty
+    if view_format == "athena":
+        doc = decode_envelope(raw_glue.get_table(DatabaseName="analytics", Name=VIEW.name)["Table"]["ViewOriginalText"])
+        assert doc["originalSql"] == "SELECT id, payload FROM sales.orders"
+        assert [c["type"] for c in doc["columns"]] == ["bigint", "json"]  # json stays json for Athena/Trino
+        assert doc["owner"] == "analyst"  # a definer view carries the catalog's trino_owner
