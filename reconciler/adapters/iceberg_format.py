@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler import types as vtypes
+from reconciler.formats.common import output_names
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
@@ -36,6 +37,13 @@ SPEC_PROPERTIES = frozenset({COMMENT, OWNER, SECURITY})
 # Properties engines (or we) set for their own use; not user properties, never removed by us.
 INTERNAL_PROPERTIES = frozenset({DROP_DIALECT_ALLOWED, "create_engine_version", "engine_version"})
 INTERNAL_PREFIXES = ("spark.", "trino.", "presto.", "flink.", "dremio.", "hive.", "impala.", "starrocks.")
+
+# What Iceberg's Spark integration writes with a view (iceberg spark/v3.5 SparkCatalog.createView /
+# CreateV2ViewExec: the query's output column names, comma-joined, and the writing engine), so
+# Spark's DESCRIBE shows "View Query Output Columns" and "Created By" for our views too.
+QUERY_COLUMN_NAMES = "spark.query-column-names"
+CREATE_ENGINE_VERSION = "create_engine_version"
+ENGINE_VERSION = "engine_version"
 
 
 def is_internal(key: str) -> bool:
@@ -98,6 +106,21 @@ def version_json(spec: ViewSpec, version_id: int, schema_id: int, summ: dict[str
     if spec.default_catalog is not None:
         version["default-catalog"] = spec.default_catalog
     return version
+
+
+def engine_properties(spec: ViewSpec, engine_version: str, *, create: bool) -> dict[str, str]:
+    """Engine properties for a view written with `spec` (create: also who created it)."""
+    who = f"{ENGINE_NAME} {engine_version}"
+    out = {ENGINE_VERSION: who}
+    if create:
+        out[CREATE_ENGINE_VERSION] = who
+    sql = spec.sql_for("spark")
+    if sql is not None:
+        names = output_names(sql, "spark", len(spec.columns)) or []
+        # An unnamed expression: the view's own column name (Spark binds view columns by position).
+        out[QUERY_COLUMN_NAMES] = ",".join(n or c.name for n, c in zip(names, spec.columns, strict=True)) \
+            if names else ",".join(c.name for c in spec.columns)
+    return out
 
 
 def spec_properties(spec: ViewSpec) -> dict[str, str]:
@@ -267,7 +290,7 @@ def _same_fields(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: ViewSpec,
                    markers: dict[str, str], summ: dict[str, str],
-                   timestamp_ms: int | None = None) -> dict[str, Any]:
+                   timestamp_ms: int | None = None, engine_version: str | None = None) -> dict[str, Any]:
     """A CommitViewRequest turning `base` (fresh metadata) into `desired` (a storable spec).
 
     Properties are a three-way merge: we set what `desired` says and remove only keys that
@@ -280,13 +303,16 @@ def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: View
     fresh = read_view(base).spec
     updates: list[dict[str, Any]] = []
 
+    new_version = _version_part(fresh) != _version_part(desired)
     want = spec_properties(desired) | markers
     ours = set(planned.properties) if planned is not None else set(fresh.properties)
     ours |= {COMMENT, OWNER}
+    if new_version and engine_version is not None:
+        want |= engine_properties(desired, engine_version, create=False)
+        ours.add(QUERY_COLUMN_NAMES)  # stale once the spark SQL is gone
     removals = sorted(k for k in ours if k not in want and k in fresh_props)
     sets = {k: v for k, v in want.items() if fresh_props.get(k) != v}
 
-    new_version = _version_part(fresh) != _version_part(desired)
     dropped = set(fresh.dialects()) - set(desired.dialects())
     if new_version and dropped and fresh_props.get(DROP_DIALECT_ALLOWED, "false").lower() != "true":
         sets[DROP_DIALECT_ALLOWED] = "true"

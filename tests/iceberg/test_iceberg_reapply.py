@@ -41,6 +41,9 @@ def test_reapply_at_the_same_commit_after_an_out_of_band_replace_converges(
     view = ViewId("lake", namespace, "restored")
     desired = make_spec()
     write_view(adapter, view, desired, commit="c0ffee")
+    props = raw_metadata(iceberg_server, view)["properties"]
+    assert props["spark.query-column-names"] == "customer_id,total_amount,segment"  # as Spark+Iceberg write it
+    assert props["create_engine_version"].startswith("viewsync ")
     # The catalog stamps its own summary on a created version; a replace carries ours.
     spark_replace(iceberg_server, view, "SELECT 1 AS customer_id, 2 AS total_amount, 'x' AS segment")
     write_view(adapter, view, desired, fetch_view(adapter, view), commit="c0ffee")
