@@ -65,3 +65,38 @@ def test_out_of_band_replace_then_apply_converges(view_format: str, make_adapter
         assert doc["originalSql"] == "SELECT id, payload FROM sales.orders"
         assert [c["type"] for c in doc["columns"]] == ["bigint", "json"]  # json stays json for Athena/Trino
         assert doc["owner"] == "analyst"  # a definer view carries the catalog's trino_owner
+
+
+def test_import_and_adopt_keeps_an_athena_view_as_athena_wrote_it(tmp_path: Any, glue_url: str,
+                                                                  raw_glue: Any) -> None:
+    """No `schema` (unqualified names resolve in the reader's session), SQL with trailing
+    whitespace, a json column: adopting it rewrites none of that."""
+    import yaml
+    from test_glue_cli import viewsync
+
+    raw_glue.create_database(DatabaseInput={"Name": "analytics"})
+    definition = {"originalSql": "SELECT 1 AS id, json_parse('{}') AS doc\n\n", "catalog": "awsdatacatalog",
+                  "columns": [{"name": "id", "type": "integer"}, {"name": "doc", "type": "json"}]}
+    raw_glue.create_table(DatabaseName="analytics", TableInput={
+        "Name": "bare", "TableType": "VIRTUAL_VIEW", "ViewExpandedText": "/* Presto View */",
+        "ViewOriginalText": "/* Presto View: " + base64.b64encode(json.dumps(definition).encode()).decode() + " */",
+        "Parameters": {"presto_view": "true", "comment": "Presto View"},
+        "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "int"}, {"Name": "doc", "Type": "string"}]}})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "endpoint_url": glue_url,
+                              "view_format": "athena", "trino_owner": "analyst"}}}))
+    imported = viewsync(repo, "import", "--catalog", "glue")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    doc = yaml.safe_load((repo / "views" / "glue" / "analytics.yaml").read_text())
+    assert doc["views"][0]["default_namespace"] == [] and doc["views"][0]["columns"][1]["type"] == "json"
+    applied = viewsync(repo, "apply", "--adopt", "--auto-approve", "--allow-dirty")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    again = viewsync(repo, "plan", "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout + again.stderr
+    stored = decode_envelope(raw_glue.get_table(DatabaseName="analytics", Name="bare")["Table"]["ViewOriginalText"])
+    assert "schema" not in stored and stored["originalSql"] == definition["originalSql"]
+    assert [c["type"] for c in stored["columns"]] == ["integer", "json"]
+    assert stored["owner"] == "analyst" and stored["runAsInvoker"] is False
