@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import engine_for, ensure_tables
+from reconciler.adapters.managed import ensure_tables
+from reconciler.engines import create_engine
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.model import ViewId
 from reconciler.secrets import redact
 
@@ -98,13 +99,6 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class GitInfo:
-    commit: str | None = None
-    ref: str | None = None
-    author: str | None = None
-
-
 class LockHeld(UserError):
     pass
 
@@ -113,10 +107,13 @@ class StateStore:
     def __init__(self, url: str) -> None:
         self.url = url
         try:
-            self.engine = engine_for(url)
+            self.engine = create_engine(url)
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise UserError(f"cannot open the state store: {redact(str(err))}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,

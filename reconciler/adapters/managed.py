@@ -9,9 +9,7 @@ version row; a drop soft-deletes. Works on SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,6 +26,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.engines import create_engine
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
 from reconciler.secrets import redact
 
@@ -67,31 +66,6 @@ view_version_info = sa.Table(
     sa.UniqueConstraint("view_id", "version", name="uk_view_version"),
 )
 
-_engines: dict[str, Engine] = {}
-_engines_lock = threading.Lock()
-
-
-def engine_for(url: str) -> Engine:
-    """One engine per URL per process (SQLite files are shared by catalog and state)."""
-    with _engines_lock:
-        eng = _engines.get(url)
-        if eng is None:
-            eng = sa.create_engine(url, future=True)
-            if eng.dialect.name == "sqlite" and eng.url.database not in (None, "", ":memory:"):
-                Path(eng.url.database).parent.mkdir(parents=True, exist_ok=True)
-            if eng.dialect.name == "sqlite":
-                @sa.event.listens_for(eng, "connect")
-                def _pragmas(conn: Any, _record: Any) -> None:
-                    cur = conn.cursor()
-                    cur.execute("PRAGMA journal_mode=WAL")
-                    # WAL + NORMAL: no corruption on crash; only a power loss can lose the last commits.
-                    cur.execute("PRAGMA synchronous=NORMAL")
-                    cur.execute("PRAGMA busy_timeout=30000")
-                    cur.close()
-            _engines[url] = eng
-        return eng
-
-
 def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
     """create_all that survives another process creating the same tables at the same moment."""
     for attempt in range(5):
@@ -124,7 +98,7 @@ class ManagedAdapter(CatalogAdapter):
         if not isinstance(url, str) or not url:
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         try:
-            self.engine = engine_for(url)
+            self.engine = create_engine(url)
             ensure_tables(metadata, self.engine)
         except SQLAlchemyError as err:
             raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
@@ -137,6 +111,9 @@ class ManagedAdapter(CatalogAdapter):
 
     def describe(self) -> str:
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # ------------------------------------------------------------------ reads
     def list_schemas(self) -> list[str]:
