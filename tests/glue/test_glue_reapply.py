@@ -72,7 +72,8 @@ def test_import_and_adopt_keeps_an_athena_view_as_athena_wrote_it(tmp_path: Any,
     """No `schema` (unqualified names resolve in the reader's session), SQL with trailing
     whitespace, a json column: adopting it rewrites none of that."""
     import yaml
-    from test_glue_cli import viewsync
+
+    from tests.conftest import run_cli
 
     raw_glue.create_database(DatabaseInput={"Name": "analytics"})
     definition = {"originalSql": "SELECT 1 AS id, json_parse('{}') AS doc\n\n", "catalog": "awsdatacatalog",
@@ -88,14 +89,14 @@ def test_import_and_adopt_keeps_an_athena_view_as_athena_wrote_it(tmp_path: Any,
         "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
         "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "endpoint_url": glue_url,
                               "view_format": "athena", "trino_owner": "analyst"}}}))
-    imported = viewsync(repo, "import", "--catalog", "glue")
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    imported = run_cli(repo, "import", "--catalog", "glue")
+    assert imported.code == 0, imported.text
     doc = yaml.safe_load((repo / "views" / "glue" / "analytics.yaml").read_text())
     assert doc["views"][0]["default_namespace"] == [] and doc["views"][0]["columns"][1]["type"] == "json"
-    applied = viewsync(repo, "apply", "--adopt", "--auto-approve", "--allow-dirty")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
-    again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    applied = run_cli(repo, "apply", "--adopt", "--auto-approve", "--allow-dirty")
+    assert applied.code == 0, applied.text
+    again = run_cli(repo, "plan", "--detailed-exitcode")
+    assert again.code == 0, again.text
     stored = decode_envelope(raw_glue.get_table(DatabaseName="analytics", Name="bare")["Table"]["ViewOriginalText"])
     assert "schema" not in stored and stored["originalSql"] == definition["originalSql"]
     assert [c["type"] for c in stored["columns"]] == ["integer", "json"]
