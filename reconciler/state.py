@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reconciler.adapters.managed import ensure_tables
@@ -55,7 +57,7 @@ audit = sa.Table(
     sa.Column("before_digest", sa.String(80)),
     sa.Column("after_digest", sa.String(80)),
     sa.Column("changes", sa.Text),
-    sa.Column("outcome", sa.String(16), nullable=False),  # pending | applied | failed | skipped | unknown
+    sa.Column("outcome", sa.String(16), nullable=False),  # pending | applied | failed | refused | skipped | unknown
     sa.Column("error", sa.Text),
     sa.Column("git_commit", sa.String(64)),
     sa.Column("git_ref", sa.String(255)),
@@ -135,8 +137,10 @@ class StateStore:
     def audit_start(self, run_id: str, seq: int, actor: str, action: str, view: ViewId,
                     before: dict[str, Any] | None, after: dict[str, Any] | None,
                     before_digest: str | None, after_digest: str | None,
-                    changes: list[dict[str, Any]], git: GitInfo) -> int:
-        """Written before the catalog is touched, so a crash leaves a 'pending' trace."""
+                    changes: list[dict[str, Any]], git: GitInfo,
+                    also: Callable[[Connection], None] | None = None) -> int:
+        """Written before the catalog is touched, so a crash leaves a 'pending' trace.
+        `also` writes more in the same transaction (the event outbox)."""
         with self.engine.begin() as conn:
             res = conn.execute(audit.insert().values(
                 run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
@@ -146,12 +150,17 @@ class StateStore:
                 before_digest=before_digest, after_digest=after_digest,
                 changes=json.dumps(changes, sort_keys=True), outcome="pending",
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author))
+            if also is not None:
+                also(conn)
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
 
-    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
+    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
+                     also: Callable[[Connection], None] | None = None) -> None:
         with self.engine.begin() as conn:
             conn.execute(audit.update().where(audit.c.id == audit_id).values(
                 outcome=outcome, error=redact(error) if error else None))
+            if also is not None:
+                also(conn)
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
