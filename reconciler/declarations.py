@@ -30,6 +30,7 @@ class Declarations:
     views: dict[ViewId, ViewSpec] = field(default_factory=dict)
     origin: dict[ViewId, str] = field(default_factory=dict)  # "file:line"
     files: list[str] = field(default_factory=list)
+    schema_owners: dict[tuple[str, str], str] = field(default_factory=dict)  # a view file's top-level owner
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
         ids = sorted(self.views if selected is None else selected, key=ViewId.key)
@@ -101,6 +102,8 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
         problems.append(at(("catalog",), f"unknown catalog {catalog!r} (viewsync.yaml defines: "
                                 f"{', '.join(sorted(config.catalogs)) or 'none'})"))
 
+    if data.get("owner") is not None:
+        decl.schema_owners[(catalog, schema_name)] = data["owner"]
     seen: dict[str, int] = {}
     for i, raw in enumerate(data["views"]):
         name = raw["name"]

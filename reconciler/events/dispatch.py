@@ -102,15 +102,14 @@ class Emitter:
     def flush(self) -> DeliveryReport:
         """One attempt per pending delivery, sinks that failed this run skipped."""
         report = DeliveryReport()
-        if not self.sinks:
+        live = {s.name: s for s in self.sinks if s.name not in self._down}
+        if not live:  # nothing to read: a dead sink's backlog is not re-read after every action
             return report
-        by_name = {s.name: s for s in self.sinks}
-        for d in outbox.pending(self.engine):
-            sink = by_name.get(d.sink)
-            if sink is None or d.sink in self._down:
+        for d in outbox.pending(self.engine, list(live)):
+            if d.sink in self._down:
                 report.pending += 1
                 continue
-            if not self._attempt(sink, d, report):
+            if not self._attempt(live[d.sink], d, report):
                 self._down.add(d.sink)
         return report
 

@@ -88,12 +88,12 @@ def _rows(conn: Connection, query: Any) -> list[Delivery]:
             for r in conn.execute(query)]
 
 
-def pending(engine: Engine, sink: str | None = None) -> list[Delivery]:
-    """Undelivered deliveries in event order (per sink, delivery order is event order)."""
+def pending(engine: Engine, sinks: list[str] | None = None) -> list[Delivery]:
+    """Undelivered deliveries (of these sinks) in event order (per sink, delivery order is event order)."""
     q = (sa.select(deliveries, events.c.body).join(events, events.c.id == deliveries.c.event)
          .where(deliveries.c.status == "pending").order_by(deliveries.c.event, deliveries.c.id))
-    if sink is not None:
-        q = q.where(deliveries.c.sink == sink)
+    if sinks is not None:
+        q = q.where(deliveries.c.sink.in_(sinks))
     with engine.connect() as conn:
         return _rows(conn, q)
 

@@ -12,7 +12,7 @@ from types import ModuleType
 from reconciler import types as vtypes
 from reconciler.formats import flink, hive, spark, trino
 from reconciler.formats import params as P
-from reconciler.formats.common import FormatError
+from reconciler.formats.common import FormatError, fit_comments
 from reconciler.formats.detect import detect
 from reconciler.formats.table import TableDesc
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
@@ -57,13 +57,15 @@ def write_view(
     base: TableDesc | None = None,
     engine_catalog: str | None = None,
     default_owner: str | None = None,
+    column_comment_limit: int = P.COLUMN_COMMENT_LIMIT,
 ) -> TableDesc:
     """The table to store for `spec` in format `fmt`, stamped with `marker`.
 
     With `base` (the live table of an update in the same format) engine
     bookkeeping we did not write (Spark's view.sqlConfig.*, Trino's version
     keys, transient_lastDdlTime...) is kept; user properties come only from
-    `spec`.
+    `spec`. Column comments longer than `column_comment_limit` (the catalog's
+    own limit, Glue's is lower than the metastore's) go to the extras.
     """
     codec = CODECS.get(fmt)
     if codec is None:
@@ -72,6 +74,7 @@ def write_view(
     try:
         table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog,
                                         base=base if same else None, default_owner=default_owner)
+        table.columns = fit_comments(table.columns, column_comment_limit)
         engine = codec.decode(table).canonical()
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None

@@ -128,3 +128,17 @@ def test_drop_is_a_lifecycle_change(sample_repo: Path, tmp_path: Path) -> None:
     validate_event(event)
     assert event["eventType"] == "COMPLETE" and event["outputs"][0]["name"] == "sales.refunds"
     assert event["outputs"][0]["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "DROP"
+
+
+def test_http_transport_posts_to_a_real_receiver(sample_repo: Path, receiver: Any) -> None:
+    set_events(sample_repo, {"marquez": {"type": "openlineage", "views": ["local.sales.*"], "transport": {
+        "type": "http", "url": f"http://127.0.0.1:{receiver.port}", "endpoint": "api/v1/lineage"}}})
+    res = run_cli(sample_repo, "apply", "--auto-approve")
+    assert res.code == 0, res.text
+    got = receiver.received()
+    assert {r["path"] for r in got} == {"/api/v1/lineage"}
+    events = [json.loads(r["body"]) for r in got]
+    for e in events:
+        validate_event(e)
+    assert sorted(e["outputs"][0]["name"] for e in events) == [
+        "sales.completed_orders", "sales.daily_revenue", "sales.refunds"]
