@@ -60,7 +60,8 @@ def view_spec(sql: str, columns: list[dict[str, Any]], **over: Any) -> ViewSpec:
      [(1, ("Oslo", "0150")), (2, ("Rome", "00100"))]),
 ], ids=["unnamed-expression", "renamed-output", "narrower-type", "nested-varchar"])
 def test_spark_reads_what_viewsync_writes(spark: Any, adapter: HiveMetastoreAdapter, database: str, people: str,
-                                          sql: str, columns: list[dict[str, Any]], rows: list[Any]) -> None:
+                                          hms_client: Any, sql: str, columns: list[dict[str, Any]],
+                                          rows: list[Any]) -> None:
     view = ViewId("hive", database, "v")
     write(adapter, view, view_spec(sql, columns, comment="people view"))
     df = spark.table(f"{database}.v")
@@ -70,7 +71,7 @@ def test_spark_reads_what_viewsync_writes(spark: Any, adapter: HiveMetastoreAdap
     got = [tuple(tuple(v) if hasattr(v, "__fields__") else (float(v) if hasattr(v, "as_tuple") else v)
                  for v in r) for r in df.collect()]
     assert got == rows
-    params = adapter.fetch(database).views["v"].handle.parameters  # Spark hides view.* from SHOW TBLPROPERTIES
+    params = hms_client.get_table(database, "v").parameters  # Spark hides view.* from SHOW TBLPROPERTIES
     assert params["view.schemaMode"] == "COMPENSATION"
     assert params["view.sqlConfig.spark.sql.session.timeZone"] == "UTC"
 
