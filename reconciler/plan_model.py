@@ -60,6 +60,7 @@ class PlanErrorCode(StrEnum):
     UNREADABLE_VIEW = "unreadable_view"
     RESERVED_PROPERTY = "reserved_property"
     NAME_NOT_STORABLE = "name_not_storable"
+    OWNER_REQUIRED = "owner_required"  # a Trino definer view with no owner and no trino_owner default
 
 
 def _view_json(view: ViewId | None) -> dict[str, str] | None:

@@ -163,6 +163,8 @@ class HmsOptions(CatalogOptions):
     timeout: float = Field(30, gt=0, description="seconds per Thrift call (default 30)")
     spark_catalog: str | None = Field(None, description="the name Spark gives this metastore")
     trino_catalog: str | None = Field(None, description="the name Trino gives this metastore")
+    trino_owner: str | None = Field(None, description="the user a Trino definer view runs as when it declares "
+                                                    "no owner")
 
 
 class HiveMetastoreAdapter(MetastoreAdapter):
@@ -185,6 +187,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         except (TypeError, ValueError):
             raise self.error(f"catalog {name!r} (hms): timeout must be a number of seconds") from None
         self.engine_catalogs = {"spark": options.get("spark_catalog"), "trino": options.get("trino_catalog")}
+        # The user a Trino definer view runs as when the declaration names no owner.
+        self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
 
     @property
@@ -359,7 +363,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format_for(spec, live)
         if fmt != self.engine_format:
             where = f"{where} (kept in its live {fmt} format)"
-        return errors + formats.check_view(fmt, self.storable(view, spec), where)
+        return errors + formats.check_view(fmt, self.storable(view, spec), where, default_owner=self.trino_owner)
 
     # ---------------------------------------------------------------- write
     def _engine_catalog(self, fmt: str) -> str | None:
@@ -375,7 +379,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      engine_catalog=self._engine_catalog(fmt))
+                                      engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc)
@@ -423,7 +427,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format_for(spec, live)
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))
+                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt),
+                                      default_owner=self.trino_owner)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)

@@ -90,6 +90,8 @@ class GlueOptions(CatalogOptions):
                                            json_schema_extra=replaced_by("engine_format"))
     definer: str | None = Field(None, description="IAM principal that defines multi-dialect views")
     dialect_versions: dict[str, str] | None = Field(None, description="e.g. {ATHENA: '3'}, multi-dialect views")
+    trino_owner: str | None = Field(None, description="the user an athena (Trino) definer view runs as when it "
+                                                "declares no owner")
 
 
 _KNOWN_OPTIONS = GlueOptions.names()
@@ -127,6 +129,8 @@ class GlueAdapter(MetastoreAdapter):
         self.catalog_id = str(options["catalog_id"]) if options.get("catalog_id") else None
         self.endpoint_url = str(options["endpoint_url"]) if options.get("endpoint_url") else None
         self.definer = str(options["definer"]) if options.get("definer") else None
+        # The user an Athena/Trino definer view runs as when the declaration names no owner.
+        self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         raw_versions = options.get("dialect_versions") or {}
         if not isinstance(raw_versions, dict):
             raise self.error(f"catalog {name!r} (glue): dialect_versions must be a mapping")
@@ -341,7 +345,7 @@ class GlueAdapter(MetastoreAdapter):
                      f"{wanted} SQL to keep the {kept} format, or drop the view and create it anew")]
         resolved = spec.resolved(view)
         if fmt != "multi-dialect":
-            errors = legacy.check(fmt, where, resolved)
+            errors = legacy.check(fmt, where, resolved, default_owner=self.trino_owner)
         else:
             errors = []
             if not codec.native_split(spec.representations):
@@ -371,7 +375,7 @@ class GlueAdapter(MetastoreAdapter):
         if fmt == "multi-dialect":
             return codec.encode_multi_dialect(name, view.schema, spec, marker, definer=self.definer,
                                               dialect_versions=self.dialect_versions)
-        return legacy.encode(fmt, name, view.schema, spec, marker, base=base)
+        return legacy.encode(fmt, name, view.schema, spec, marker, base=base, default_owner=self.trino_owner)
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         table_input = self._encode(view, self._prepare(view, spec), marker.as_properties())

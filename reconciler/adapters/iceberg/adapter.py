@@ -430,7 +430,8 @@ class IcebergRestAdapter(CatalogAdapter):
         cat = self._catalog()
         schema = Schema.model_validate(fmt.schema_json(spec.columns, 0))
         version = ViewVersion.model_validate(fmt.version_json(spec, 1, 0, self._summary(ctx)))
-        props = fmt.spec_properties(spec) | marker.as_properties()
+        props = (fmt.spec_properties(spec) | fmt.engine_properties(spec, self._engine_version, create=True)
+                 | marker.as_properties())
         what = f"cannot create view {view}"
         for _ in range(2):
             try:
@@ -485,7 +486,7 @@ class IcebergRestAdapter(CatalogAdapter):
             if attempt:
                 handle = self._reload_for_retry(cat, live, uuid, spec, marker)
             body = fmt.commit_request(handle.metadata, live.spec, spec, marker.as_properties(),
-                                      self._summary(ctx))
+                                      self._summary(ctx), engine_version=self._engine_version)
             if not body["updates"]:
                 return  # the live view already is what we want
             try:
