@@ -57,11 +57,7 @@ from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable
 from reconciler.adapters.options import CatalogOptions, replaced_by
 from reconciler.adapters.table_columns import metastore_columns
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
-<<<<<<< HEAD
-from reconciler.model import MANAGED_BY_FILTERABLE, AdapterHandle, LiveView, ViewId, ViewSpec
-=======
-from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
->>>>>>> main
+from reconciler.model import MANAGED_BY_FILTERABLE, AdapterHandle, Column, LiveView, ViewId, ViewSpec
 
 T = TypeVar("T")
 
@@ -315,7 +311,6 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                 snap.views[live.id.name] = live
         return snap
 
-<<<<<<< HEAD
     def fetch_owned(self, schema: str, project: str) -> SchemaSnapshot:
         """Our views of an undeclared database: one filtered listing (the metastore matches
         MANAGED_BY_FILTERABLE), then a bulk read of what it names. Views stamped only with
@@ -345,7 +340,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                 else:
                     snap.tables.add(table.tableName)
         return snap
-=======
+
     def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
         by_schema: dict[str, set[str]] = {}
         for schema, name in tables:
@@ -367,7 +362,6 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                     if cols:
                         out[(schema, desc.name)] = cols
         return out
->>>>>>> main
 
     def _read_tables(self, schema: str, names: list[str]) -> list[Table]:
         tables: list[Table] = self._call(f"reading views of {schema!r}",
@@ -425,13 +419,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         spec = self.storable(view, spec)
         fmt = self.engine_format
         try:
-<<<<<<< HEAD
             desc = formats.write_view(fmt, view.schema, view.name, spec, _stamp(marker),
-                                      engine_catalog=self._engine_catalog(fmt))
-=======
-            desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
                                       engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
->>>>>>> main
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc)
@@ -478,14 +467,9 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             raise ConflictError(f"catalog {self.name!r}: {view} disappeared since it was read (plan again)")
         fmt = self.engine_format_for(spec, live)
         try:
-<<<<<<< HEAD
             desc = formats.write_view(fmt, view.schema, view.name, spec, _stamp(marker),
-                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))
-=======
-            desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
                                       base=from_thrift(current), engine_catalog=self._engine_catalog(fmt),
                                       default_owner=self.trino_owner)
->>>>>>> main
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reconciler import sql as vsql
 from reconciler import types as vtypes
 from reconciler.errors import DecodeError
 from reconciler.formats.params import COLUMN_COMMENT_LIMIT
 from reconciler.formats.table import HiveColumn
 from reconciler.model import Column, ViewSpec
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 class FormatError(DecodeError, ValueError):
@@ -67,18 +69,10 @@ def text_of(original: str | None, expanded: str | None) -> str:
     raise FormatError("the view has no SQL text")
 
 
-<<<<<<< HEAD
-def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
-    """Names of the query's output columns when sqlglot can tell them exactly."""
-    found = vsql.facts(sql, dialect)  # parsed once per process, shared with plan and apply
-    if not found.is_query:
-        return None
-    names = found.named_selects
-    if len(names) != count or any(not n or n == "*" for n in names):
-        return None
-    return list(names)
-=======
 def _query(sql: str, dialect: str) -> exp.Query | None:
+    import sqlglot  # on first use: a no-op plan never encodes a view
+    from sqlglot import exp
+
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
@@ -88,6 +82,8 @@ def _query(sql: str, dialect: str) -> exp.Query | None:
 
 def _first_select(tree: Any) -> exp.Select | None:
     """The SELECT that names a query's output (the leftmost one of a UNION)."""
+    from sqlglot import exp
+
     while isinstance(tree, exp.SetOperation):
         tree = tree.this
     while isinstance(tree, exp.Subquery):
@@ -98,6 +94,8 @@ def _first_select(tree: Any) -> exp.Select | None:
 def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
     """Names of the query's `count` output columns ("" for an expression without a name);
     None when sqlglot cannot tell (a star, a different column count, unparsable SQL)."""
+    from sqlglot import exp
+
     tree = _query(sql, dialect)
     first = _first_select(tree) if tree is not None else None
     if first is None:
@@ -112,6 +110,8 @@ def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
 
 def alias_outputs(sql: str, dialect: str, names: list[str]) -> str:
     """`sql` with every unnamed output expression aliased to the matching name."""
+    from sqlglot import exp
+
     tree = _query(sql, dialect)
     first = _first_select(tree) if tree is not None else None
     if tree is None or first is None:
@@ -120,7 +120,6 @@ def alias_outputs(sql: str, dialect: str, names: list[str]) -> str:
         if not isinstance(sel, (exp.Alias, exp.Column)):
             sel.replace(exp.alias_(sel.copy(), name, quoted=True))
     return tree.sql(dialect=dialect)
->>>>>>> main
 
 
 def qualify_tables(sql: str, dialect: str, database: str) -> str:
