@@ -122,20 +122,16 @@ def _check_format(fmt: str) -> None:
 # ----------------------------------------------------------------- commands
 @app.command()
 def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="Git ref to read.")] = None) -> None:
-    """Check config and declarations offline: YAML, JSON Schema, semantics, SQL syntax."""
-    from reconciler import sql as vsql
+    """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
+    from reconciler import validity
 
     ws = _open(_g(ctx))
     decl = _declarations(ws, ref)
-    warnings = []
-    for vid, spec in sorted(decl.views.items()):
-        for rep in spec.representations:
-            problem = vsql.parse_error(rep.sql, rep.dialect) if vsql.sqlglot_dialect(rep.dialect) else None
-            if problem:
-                warnings.append(f"{decl.origin[vid]}: {vid} representations.{rep.dialect}: sqlglot cannot "
-                                f"parse the SQL ({problem})")
+    problems, warnings = validity.check(decl)
     for w in warnings:
         err(f"Warning: {w}")
+    if problems:
+        raise ValidationFailed(problems)
     out(f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 

@@ -82,7 +82,7 @@ class Workspace:
             a.close()
 
     # ---------------------------------------------------------- declarations
-    def declarations(self, files: list[tuple[str, str]] | None = None) -> decl_mod.Declarations:
+    def declarations(self, files: decl_mod.Files | None = None) -> decl_mod.Declarations:
         with bulk_objects():
             return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
 
