@@ -282,7 +282,7 @@ def drift(
     decl = ws.declarations()
     opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
     result, snapshots = ws.plan(opts, decl)
-    state = StateStore(ws.config.state_url)
+    state = StateStore(ws.config.state_url, create=False)
     report = drift_mod.classify(result, snapshots, state.last_versions(list(ws.config.catalogs)))
     text = drift_mod.render(report, fmt)
     if out_file:
@@ -308,7 +308,7 @@ def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalo
     _check_format(fmt)
     ws = _open(_g(ctx))
     vid = _parse_view(view)
-    state = StateStore(ws.config.state_url)
+    state = StateStore(ws.config.state_url, create=False)
     rows = state.versions_of(vid)
     native = ws.adapter(vid.catalog).native_history(vid) if vid.catalog in ws.config.catalogs else []
     if fmt == "json":
@@ -362,7 +362,7 @@ def audit(
     """The audit trail: one row per attempted action."""
     _check_format(fmt)
     ws = _open(_g(ctx))
-    state = StateStore(ws.config.state_url)
+    state = StateStore(ws.config.state_url, create=False)
     rows = state.audit_rows(_parse_view(view) if view else None, _since(since), run)
     if fmt == "json":
         for r in rows:
@@ -453,7 +453,7 @@ def import_(
 def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help="Run id holding the lock.")]) -> None:
     """Release an apply lock left behind by a dead run."""
     ws = _open(_g(ctx))
-    n = StateStore(ws.config.state_url).force_unlock(run_id)
+    n = StateStore(ws.config.state_url, create=False).force_unlock(run_id)
     if not n:
         raise UserError(f"no lock is held by run {run_id}")
     out(f"Released the lock held by run {run_id}.\n")

@@ -113,7 +113,7 @@ def _load_file(rel: str, content: str | bytes, config: Config, decl: Declaration
         if node is None:
             node = yamlsrc.compose(text)
         line, col = yamlsrc.locate(node, path)
-        return Problem(rel, line, col, yamlsrc.path_text(path), message)
+        return Problem(rel, line, col, yamlsrc.path_text(path), yamlsrc.clip(message))
 
     if data is None:
         return [Problem(rel, 1, 1, "", "empty file (expected catalog, schema and views)")]

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import engine_for, ensure_tables
+from reconciler.adapters.managed import engine_for, ensure_tables, has_tables
 from reconciler.errors import UserError
 from reconciler.model import ViewId
 from reconciler.secrets import redact
@@ -110,13 +110,20 @@ class LockHeld(UserError):
 
 
 class StateStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
+        """create=False opens the store for reading only: nothing is created (no
+        SQLite file, no tables) and an absent store reads as empty."""
         self.url = url
         try:
             self.engine = engine_for(url)
-            ensure_tables(metadata, self.engine)
-        except SQLAlchemyError as err:
-            raise UserError(f"cannot open the state store: {redact(str(err))}") from None
+            if create:
+                ensure_tables(metadata, self.engine)
+                self.ready = True
+            else:
+                self.ready = has_tables(metadata, self.engine)
+        except (SQLAlchemyError, OSError) as err:
+            detail = getattr(err, "orig", None) or err
+            raise UserError(f"cannot open the state store: {redact(str(detail)).strip().splitlines()[0]}") from None
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
@@ -168,6 +175,8 @@ class StateStore:
             q = q.where(audit.c.run_id.like(run_id + "%"))
         if limit:
             q = q.limit(limit)
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -196,6 +205,8 @@ class StateStore:
         q = (sa.select(versions).where(versions.c.catalog == view.catalog,
                                        versions.c.schema_name == view.schema,
                                        versions.c.view_name == view.name).order_by(versions.c.version))
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -208,6 +219,8 @@ class StateStore:
         q = sa.select(versions).join(sub, sa.and_(
             versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
             versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+        if not self.ready:
+            return {}
         with self.engine.connect() as conn:
             return {ViewId(r.catalog, r.schema_name, r.view_name): dict(r._mapping) for r in conn.execute(q)}
 
@@ -237,6 +250,8 @@ class StateStore:
             time.sleep(0.2)
 
     def lock_info(self, name: str) -> dict[str, Any] | None:
+        if not self.ready:
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(locks).where(locks.c.name == name)).first()
         return dict(row._mapping) if row else None
@@ -246,5 +261,7 @@ class StateStore:
             conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == run_id))
 
     def force_unlock(self, run_id: str) -> int:
+        if not self.ready:
+            return 0
         with self.engine.begin() as conn:
             return int(conn.execute(locks.delete().where(locks.c.run_id == run_id)).rowcount)

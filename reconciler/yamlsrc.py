@@ -30,7 +30,7 @@ _BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\ufff
 # < 520 levels, which yaml-rs survives (30,000 crash it); deeper ones get the event scan.
 _DEEP_INDENT = re.compile(r"^[ \t?:-]{256}", re.M)
 _DOC_MARK = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)", re.M)
-MAX_MESSAGE = 300
+MAX_MESSAGE = 240
 
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -60,7 +60,7 @@ def _position(text: str, index: int) -> tuple[int, int]:
 
 
 def decode(data: bytes) -> str:
-    """UTF-8 text of a file (a leading BOM is dropped); anything else is a located error."""
+    """UTF-8 text of a file; anything else is a located error."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -68,7 +68,7 @@ def decode(data: bytes) -> str:
         line, col = _position(good, len(good))
         raise YamlSyntaxError(line, col, f"not UTF-8 text (byte 0x{data[err.start]:02x}); save the file "
                               "as UTF-8") from None
-    return text[1:] if text.startswith(BOM) else text
+    return text  # load() and compose() drop a leading BOM
 
 
 def _precheck(text: str) -> None:

@@ -77,8 +77,6 @@ def engine_for(url: str) -> Engine:
         eng = _engines.get(url)
         if eng is None:
             eng = sa.create_engine(url, future=True)
-            if eng.dialect.name == "sqlite" and eng.url.database not in (None, "", ":memory:"):
-                Path(eng.url.database).parent.mkdir(parents=True, exist_ok=True)
             if eng.dialect.name == "sqlite":
                 @sa.event.listens_for(eng, "connect")
                 def _pragmas(conn: Any, _record: Any) -> None:
@@ -92,8 +90,29 @@ def engine_for(url: str) -> Engine:
         return eng
 
 
+def _sqlite_file(engine: Engine) -> Path | None:
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        return Path(engine.url.database)
+    return None
+
+
+def has_tables(meta: sa.MetaData, engine: Engine) -> bool:
+    """Whether the store holds these tables, without creating anything (not even
+    the SQLite file): read-only commands read an absent store as empty."""
+    path = _sqlite_file(engine)
+    if path is not None and not path.exists():
+        return False
+    with engine.connect() as conn:
+        present = set(sa.inspect(conn).get_table_names())
+    return all(t.name in present for t in meta.sorted_tables)
+
+
 def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
-    """create_all that survives another process creating the same tables at the same moment."""
+    """create_all that survives another process creating the same tables at the same moment.
+    Called by writers only: plan and the other read-only commands create nothing."""
+    path = _sqlite_file(engine)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(5):
         try:
             meta.create_all(engine)
@@ -125,10 +144,20 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         try:
             self.engine = engine_for(url)
-            ensure_tables(metadata, self.engine)
+            self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
         except SQLAlchemyError as err:
             raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
                                f"{redact(str(err.orig if hasattr(err, 'orig') else err))}") from None
+
+    def _writable(self) -> None:
+        """Tables are created by the first write, never by a read (plan is read-only)."""
+        if not self._tables:
+            try:
+                ensure_tables(metadata, self.engine)
+            except (SQLAlchemyError, OSError) as err:
+                raise AdapterError(f"catalog {self.name!r}: cannot create the managed store: "
+                                   f"{redact(str(getattr(err, 'orig', None) or err))}") from None
+            self._tables = True
 
     @property
     def capabilities(self) -> Capabilities:
@@ -141,6 +170,8 @@ class ManagedAdapter(CatalogAdapter):
     # ------------------------------------------------------------------ reads
     def list_schemas(self) -> list[str]:
         self.count_call()
+        if not self._tables:
+            return []
         q = (sa.select(view_meta.c.schema_name).distinct()
              .where(view_meta.c.catalog_name == self.name, view_meta.c.deleted_at == 0))
         with self.engine.connect() as conn:
@@ -155,6 +186,8 @@ class ManagedAdapter(CatalogAdapter):
              .join(v, sa.and_(v.c.view_id == m.c.view_id, v.c.version == m.c.current_version))
              .where(m.c.catalog_name == self.name, m.c.schema_name == schema, m.c.deleted_at == 0))
         snap = SchemaSnapshot(self.name, schema)
+        if not self._tables:
+            return snap
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
         for r in rows:
@@ -185,6 +218,8 @@ class ManagedAdapter(CatalogAdapter):
              .where(m.c.catalog_name == view.catalog, m.c.schema_name == view.schema,
                     m.c.view_name == view.name)
              .order_by(v.c.version))
+        if not self._tables:
+            return []
         with self.engine.connect() as conn:
             rows = conn.execute(q).all()
         out = []
@@ -211,6 +246,7 @@ class ManagedAdapter(CatalogAdapter):
         }
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         try:
             with self.engine.begin() as conn:
@@ -229,6 +265,7 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"managed store error creating {view}: {redact(str(err))}") from None
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         expected = int(live.native_version or 0)
         try:
@@ -253,6 +290,7 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"managed store error updating {live.id}: {redact(str(err))}") from None
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         now = _now_ms()
         try:
