@@ -17,7 +17,7 @@ import yaml
 
 from reconciler import drift as drift_mod
 from reconciler import gitsrc, render
-from reconciler.apply import apply_plan
+from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
 from reconciler.model import ViewId, ViewSpec
@@ -228,6 +228,10 @@ def apply(
                         + "; commit them or pass --allow-dirty")
     info = gitsrc.info(ws.root)
     who = gitsrc.actor(actor, ws.root)
+    decl = ws.declarations()  # bad input stops here, before anything is written
+    # Records left by a dead apply are repaired before planning (nothing is created when there are none).
+    repair_before_plan(ws, StateStore(ws.config.state_url, create=False), who, lock_timeout,
+                       lambda note: out(f"Repaired: {note}\n"))
     if plan_file is not None:
         result = _load_plan_file(plan_file)
         scope = result.scope
@@ -235,12 +239,12 @@ def apply(
             raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
         opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),
                         bool(scope.get("allow_mass_drop")))
-        if ws.declarations_digest(ws.declarations(), opts) != result.declarations_digest:
+        if ws.declarations_digest(decl, opts) != result.declarations_digest:
             raise UserError(f"stale plan: the declarations changed since {plan_file} was made; nothing was "
                             "applied. Run `viewsync plan` again")
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, ws.declarations(), _git_json(info))
+        result, _ = ws.plan(opts, decl, _git_json(info))
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)
@@ -261,7 +265,8 @@ def apply(
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(line + (f" ({error})" if error else "") + "\n")
 
-    res = apply_plan(ws, result, state, who, info, lock_timeout, progress)
+    res = apply_plan(ws, result, state, who, info, lock_timeout, progress,
+                     on_note=lambda note: out(f"Repaired: {note}\n"))
     out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     if not res.ok:

@@ -89,6 +89,10 @@ locks = sa.Table(
 )
 
 
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -109,6 +113,20 @@ class LockHeld(UserError):
     pass
 
 
+@dataclass(frozen=True)
+class VersionRecord:
+    """A version row to write: one per applied change."""
+
+    run_id: str
+    view: ViewId
+    action: str
+    spec: dict[str, Any] | None
+    digest: str | None
+    changes: list[dict[str, Any]]
+    actor: str
+    git_commit: str | None
+
+
 class StateStore:
     def __init__(self, url: str, create: bool = True) -> None:
         """create=False opens the store for reading only: nothing is created (no
@@ -127,13 +145,14 @@ class StateStore:
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
-                  plan_digest: str | None, declarations_digest: str | None) -> str:
-        run_id = str(uuid.uuid4())
+                  plan_digest: str | None, declarations_digest: str | None, run_id: str | None = None,
+                  outcome: str = "running") -> str:
+        run_id = run_id or new_run_id()
         with self.engine.begin() as conn:
             conn.execute(runs.insert().values(
                 run_id=run_id, project=project, command=command, actor=actor, started_at=now(),
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author, plan_digest=plan_digest,
-                declarations_digest=declarations_digest, outcome="running"))
+                declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
     def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
@@ -159,9 +178,24 @@ class StateStore:
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(audit.update().where(audit.c.id == audit_id).values(
-                outcome=outcome, error=redact(error) if error else None))
+        self.finish_action(audit_id, outcome, error)
+
+    def finish_action(self, audit_id: int, outcome: str, error: str | None = None,
+                      version: VersionRecord | None = None) -> int | None:
+        """The per-view state transaction, after the catalog call: the audit outcome
+        and, for an applied change, its version row commit together, so a kill
+        leaves either a 'pending' row (repaired by the next run) or both.
+        Rows that must be exactly as durable (an event outbox) belong in here.
+        Returns the version number written, if any."""
+        for _ in range(5):
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(audit.update().where(audit.c.id == audit_id).values(
+                        outcome=outcome, error=redact(error) if error else None))
+                    return self._insert_version(conn, version) if version is not None else None
+            except IntegrityError:
+                continue  # another writer took this version number; read again
+        raise UserError(f"could not record a version for {version.view if version else audit_id}")
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -184,22 +218,48 @@ class StateStore:
     def record_version(self, run_id: str, view: ViewId, action: str, spec: dict[str, Any] | None,
                        digest: str | None, changes: list[dict[str, Any]], actor: str,
                        git_commit: str | None) -> int:
+        record = VersionRecord(run_id, view, action, spec, digest, changes, actor, git_commit)
         for _ in range(5):
             try:
                 with self.engine.begin() as conn:
-                    last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
-                        versions.c.catalog == view.catalog, versions.c.schema_name == view.schema,
-                        versions.c.view_name == view.name)).scalar()
-                    number = int(last or 0) + 1
-                    conn.execute(versions.insert().values(
-                        catalog=view.catalog, schema_name=view.schema, view_name=view.name, version=number,
-                        action=action, spec=json.dumps(spec, sort_keys=True) if spec is not None else None,
-                        digest=digest, changes=json.dumps(changes, sort_keys=True), at=now(), actor=actor,
-                        git_commit=git_commit, run_id=run_id))
-                return number
+                    return self._insert_version(conn, record)
             except IntegrityError:
                 continue  # another writer took this number; read again
         raise UserError(f"could not record a version for {view}")
+
+    @staticmethod
+    def _insert_version(conn: sa.Connection, v: VersionRecord) -> int:
+        last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
+            versions.c.catalog == v.view.catalog, versions.c.schema_name == v.view.schema,
+            versions.c.view_name == v.view.name)).scalar()
+        number = int(last or 0) + 1
+        conn.execute(versions.insert().values(
+            catalog=v.view.catalog, schema_name=v.view.schema, view_name=v.view.name, version=number,
+            action=v.action, spec=json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
+            digest=v.digest, changes=json.dumps(v.changes, sort_keys=True), at=now(), actor=v.actor,
+            git_commit=v.git_commit, run_id=v.run_id))
+        return number
+
+    # ---------------------------------------------------------------- repair
+    def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
+        """Apply runs still marked running. Called under the apply lock, which every
+        running apply holds: they are dead."""
+        q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
+                                   runs.c.outcome == "running", runs.c.run_id != current)
+             .order_by(runs.c.started_at))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def unfinished_actions(self, run_id: str) -> list[dict[str, Any]]:
+        """Audit rows of a run left pending, and applied rows without their version row."""
+        has_version = sa.exists().where(
+            versions.c.run_id == audit.c.run_id, versions.c.catalog == audit.c.catalog,
+            versions.c.schema_name == audit.c.schema_name, versions.c.view_name == audit.c.view_name)
+        q = (sa.select(audit).where(audit.c.run_id == run_id, sa.or_(
+            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", ~has_version)))
+            .order_by(audit.c.seq))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
 
     def versions_of(self, view: ViewId) -> list[dict[str, Any]]:
         q = (sa.select(versions).where(versions.c.catalog == view.catalog,
