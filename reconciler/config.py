@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ import jsonschema_rs
 from reconciler import secrets, yamlsrc
 from reconciler.errors import Problem, ValidationFailed
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 CONFIG_NAME = "viewsync.yaml"
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
 # ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
@@ -27,20 +27,25 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @cache
+def schema_document(name: str) -> Any:
+    """A JSON Schema shipped inside the package (`reconciler/schemas/`), so an installed
+    wheel finds it wherever it is installed."""
+    return json.loads(resources.files("reconciler").joinpath("schemas", name).read_text(encoding="utf-8"))
+
+
+@cache
 def schema(name: str) -> Any:
     """The explaining validator (python-jsonschema), loaded only when input is invalid."""
     import jsonschema
 
-    with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
-        doc = json.load(fh)
+    doc = schema_document(name)
     return jsonschema.validators.validator_for(doc)(doc)
 
 
 @cache
 def fast_schema(name: str) -> Any:
     """A compiled validator for the fast path (is it valid?); `schema` explains failures."""
-    with open(SCHEMA_DIR / name, encoding="utf-8") as fh:
-        return jsonschema_rs.validator_for(json.load(fh))
+    return jsonschema_rs.validator_for(schema_document(name))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from reconciler.adapters import glue, iceberg
 from tests.conftest import ROOT
 
-SCHEMA = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
+SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "config.schema.json").read_text())
 
 
 def _options(kind: str) -> set[str]:

@@ -1,0 +1,5 @@
+"""`python -m reconciler`: the same command line as `viewsync`."""
+
+from reconciler.cli import main
+
+main()
