@@ -39,7 +39,10 @@ class Declarations:
         """A problem found after loading (a cycle, a non-query SQL), located in its file."""
         rel, i = self.where[view]
         full = ("views", i, *path)
-        line, col = yamlsrc.locate(yamlsrc.compose(self.texts[rel]), full)
+        try:
+            line, col = yamlsrc.locate(yamlsrc.compose(self.texts[rel]), full)
+        except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
+            line, col = 1, 1
         return Problem(rel, line, col, yamlsrc.path_text(full), yamlsrc.clip(message))
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
@@ -100,6 +103,13 @@ def _expected(rel: str) -> tuple[str, str] | None:
 
 
 def _load_file(rel: str, content: str | bytes, config: Config, decl: Declarations) -> list[Problem]:
+    try:
+        return _load_text(rel, content, config, decl)
+    except yamlsrc.YamlSyntaxError as err:  # the locating parser rejects what the fast one read
+        return [Problem(rel, err.line, err.column, err.field, err.message)]
+
+
+def _load_text(rel: str, content: str | bytes, config: Config, decl: Declarations) -> list[Problem]:
     try:
         text = yamlsrc.decode(content) if isinstance(content, bytes) else content
         data = yamlsrc.load(text)

@@ -23,9 +23,11 @@ MAX_BYTES = 8 * 1024 * 1024  # a view file is a few KB; this is a typo or an att
 MAX_DEPTH = 32  # a view file nests 6 levels
 MAX_ALIAS_NODES = 10_000  # nodes that aliases may add (a 400-byte alias bomb adds 10^9)
 BOM = "\ufeff"
-# Raw C0/C1 controls (tab, LF, CR and NEL are YAML whitespace), and non-characters.
-# A NUL silently ends the fast parser's input.
-_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]")
+# Raw C0/C1 controls (tab, LF and CR are YAML whitespace) and non-characters. A NUL
+# silently ends the fast parser's input. NEL, LS and PS are line breaks in YAML 1.1
+# (PyYAML, which locates errors) and ordinary characters in YAML 1.2 (yaml-rs): the
+# two parsers would read different documents, so they must be escaped in quotes.
+_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 # Block nesting needs >= 1 column per 2 levels, so lines indented less than this nest
 # < 520 levels, which yaml-rs survives (30,000 crash it); deeper ones get the event scan.
 _DEEP_INDENT = re.compile(r"^[ \t?:-]{256}", re.M)
@@ -77,7 +79,8 @@ def _precheck(text: str) -> None:
     bad = _BAD_CHAR.search(text)
     if bad is not None:
         raise YamlSyntaxError(*_position(text, bad.start()),
-                              f"control character U+{ord(bad.group()):04X} in the file (not allowed in YAML)")
+                              f"control character U+{ord(bad.group()):04X} in the file (write it as an escape "
+                              "in a double-quoted string)")
     if "&" in text or _DEEP_INDENT.search(text) or _DOC_MARK.search(text):
         scan(text)
 

@@ -37,7 +37,7 @@ def assert_rejected(repo: Path, prefix: str, message: str, commands: tuple[list[
     for command in commands:
         res = run_cli(repo, *command)
         assert res.code == 1, (command, res.text[:2000])
-        assert "Traceback" not in res.text and "unexpected" not in res.text, res.text[:2000]
+        assert "Traceback" not in res.text and "Error: unexpected" not in res.text, res.text[:2000]
         assert all(len(line) <= MAX_LINE for line in res.text.splitlines()), max(map(len, res.text.splitlines()))
         line = next((ln for ln in res.err.splitlines() if prefix in ln and message in ln), None)
         assert line is not None, (command, res.err[:2000])
@@ -237,7 +237,7 @@ def test_secret_host_name_is_masked_in_any_case(sample_repo: Path, monkeypatch: 
     write(sample_repo, "viewsync.yaml", CONFIG_BASE.replace(
         "'sqlite:///.viewsync/c.db'", "'postgresql+psycopg://u@${VS_T_HOST}:5432/db'"))
     res = run_cli(sample_repo, "plan")
-    assert res.code == 1 and "unexpected" not in res.text, res.text
+    assert res.code == 1 and "Error: unexpected" not in res.text, res.text
     assert "secret-host-name" not in res.text.lower(), res.text
 
 
@@ -247,12 +247,12 @@ def test_missing_driver_and_unwritable_state(sample_repo: Path) -> None:
     write(sample_repo, "views/local/sales.yaml", GOOD)
     (sample_repo / "views/local/analytics.yaml").unlink()
     res = run_cli(sample_repo, "plan")
-    assert res.code == 1 and "unexpected" not in res.text and "local" in res.err, res.text
+    assert res.code == 1 and "Error: unexpected" not in res.text and "local" in res.err, res.text
     assert len(res.err.strip().splitlines()) == 1, res.err
 
     write(sample_repo, "viewsync.yaml", CONFIG_BASE + "state: 'sqlite:////proc/viewsync-nope/state.db'\n")
     res = run_cli(sample_repo, "apply", "--auto-approve", "--allow-dirty")
-    assert res.code == 1 and "unexpected" not in res.text and "state store" in res.err, res.text
+    assert res.code == 1 and "Error: unexpected" not in res.text and "state store" in res.err, res.text
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")

@@ -30,6 +30,7 @@ from reconciler.adapters.base import (
 )
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
 from reconciler.secrets import redact
+from reconciler.timeouts import sql_connect_args
 
 metadata = sa.MetaData()
 
@@ -76,7 +77,7 @@ def engine_for(url: str) -> Engine:
     with _engines_lock:
         eng = _engines.get(url)
         if eng is None:
-            eng = sa.create_engine(url, future=True)
+            eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
             if eng.dialect.name == "sqlite":
                 @sa.event.listens_for(eng, "connect")
                 def _pragmas(conn: Any, _record: Any) -> None:
@@ -146,8 +147,9 @@ class ManagedAdapter(CatalogAdapter):
             self.engine = engine_for(url)
             self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
         except SQLAlchemyError as err:
+            detail = redact(str(err.orig if hasattr(err, "orig") else err)).strip().splitlines()
             raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
-                               f"{redact(str(err.orig if hasattr(err, 'orig') else err))}") from None
+                               f"{detail[0] if detail else type(err).__name__}") from None
 
     def _writable(self) -> None:
         """Tables are created by the first write, never by a read (plan is read-only)."""
