@@ -17,6 +17,8 @@ import yaml
 
 from reconciler import drift as drift_mod
 from reconciler import gitsrc, render
+from reconciler.access import hooks as access_hooks
+from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
@@ -128,6 +130,13 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
     ws = _open(_g(ctx))
     decl = _declarations(ws, ref)
     problems, warnings = validity.check(decl)
+    policy = access_hooks.policy_at(ws.root, ws.config.path, ref)
+    if policy is not None and ref is None:
+        stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
+        if stale is not None:
+            problems.append(stale)
+        if missing:
+            warnings.append(missing)
     for w in warnings:
         err(f"Warning: {w}")
     if problems:
@@ -167,6 +176,8 @@ def plan(
     prune: Annotated[bool, typer.Option(help="Drop managed views no longer declared.")] = False,
     adopt: Annotated[bool, typer.Option(help="Adopt declared unmanaged views.")] = False,
     allow_mass_drop: Annotated[bool, typer.Option(help="Allow drops beyond max_drop_fraction.")] = False,
+    actor: Annotated[str | None, typer.Option(help="Who the access policy is checked for (default "
+                                              "$GITHUB_ACTOR, then the commit author).")] = None,
 ) -> None:
     """Diff declarations against the live catalogs."""
     _check_format(fmt)
@@ -178,6 +189,8 @@ def plan(
     result, _ = ws.plan(opts, decl, _git_json(info))
     if base:
         result.yaml_changes = _yaml_changes(ws, base, decl)
+    access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
+    result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
     out(render.render(result, fmt, g.color))
@@ -248,6 +261,8 @@ def apply(
     out(render.render(result, "text", g.color))
     if result.errors:
         raise typer.Exit(1)
+    access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
+                             ws.config.state_url, info)
     if not result.actions:
         out("Nothing to apply.\n")
         return
@@ -452,6 +467,24 @@ def import_(
         written += len(views)
         out(f"Wrote {path.relative_to(ws.root)} ({len(views)} view(s))\n")
     out(f"Imported {written} view(s) from catalog {catalog!r}.\n")
+
+
+@app.command()
+def codeowners(ctx: typer.Context) -> None:
+    """Write .github/CODEOWNERS from the access policy (view files to their schemas' owners)."""
+    from reconciler.access import codeowners as co
+    from reconciler.access import gitauthors
+
+    ws = _open(_g(ctx))
+    decl = ws.declarations()
+    text = access_hooks.codeowners_text(ws.root, ws.config.path, decl.files)
+    if text is None:
+        raise UserError("no access policy (access: in viewsync.yaml or access.yaml): nothing to derive "
+                        "CODEOWNERS from")
+    path = gitauthors.git_top(ws.root) / co.CODEOWNERS_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    out(f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
 
 
 @app.command("force-unlock")

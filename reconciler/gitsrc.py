@@ -75,11 +75,12 @@ def dirty_paths(root: Path) -> list[str]:
     if repo is None:
         return []
     prefix = _prefix(repo, root)
-    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml"]
+    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml", prefix + "access.yaml"]
     changed = {str(d.a_path) for d in repo.index.diff(None, paths=paths)}
     if repo.head.is_valid():
         changed |= {str(d.a_path) for d in repo.index.diff("HEAD", paths=paths)}
-    changed |= {p for p in repo.untracked_files if p.startswith(prefix + VIEWS_DIR + "/")}
+    changed |= {p for p in repo.untracked_files
+                if p.startswith(prefix + VIEWS_DIR + "/") or p == prefix + "access.yaml"}
     return sorted(changed)
 
 

@@ -91,6 +91,7 @@ class Plan:
     drift: list[dict[str, Any]] = field(default_factory=list)  # read-only catalogs: expectation mismatches
     yaml_changes: list[dict[str, Any]] | None = None  # filled by `plan --base`
     scope: dict[str, Any] = field(default_factory=dict)  # options the plan was made with
+    access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
 
     @property
     def has_changes(self) -> bool:
@@ -115,6 +116,8 @@ class Plan:
         }
         if self.yaml_changes is not None:
             out["yaml_changes"] = self.yaml_changes
+        if self.access is not None:
+            out["access"] = self.access
         return out
 
     def digest(self) -> str:
@@ -136,6 +139,7 @@ class Plan:
         plan.unchanged = int(d["summary"].get("unchanged", 0))
         plan.yaml_changes = d.get("yaml_changes")
         plan.scope = dict(d["declarations"].get("scope") or {})
+        plan.access = d.get("access")
         return plan
 
 

@@ -59,6 +59,18 @@ def column_changes(before: list[dict[str, Any]] | None, after: list[dict[str, An
     return lines
 
 
+def access_line(plan: Plan) -> str | None:
+    """Which access policy the plan was checked against, for whom (None: not checked)."""
+    acc = plan.access
+    if acc is None:
+        return None
+    if acc.get("policy") is None:
+        return f"Access: {acc.get('note') or 'no access policy'}."
+    authors = {a["label"] for people in (acc.get("authors") or {}).values() for a in people}
+    extra = f" and {len(authors)} commit author(s)" if authors else ""
+    return f"Access: checked against {acc['policy']} for {acc['actor']['label']}{extra}."
+
+
 def summary_line(plan: Plan) -> str:
     s = plan.summary()
     return (f"Plan: {s['create']} to create, {s['update']} to update, {s['drop']} to drop, "
@@ -80,6 +92,8 @@ def text(plan: Plan, color: bool = False) -> str:
         out.append("No changes. The catalogs match the declarations.")
         out.append("")
     out.append(summary_line(plan))
+    if access_line(plan):
+        out.append(str(access_line(plan)))
     for w in plan.warnings:
         out.append(_c("Warning: ", "33", color) + w)
     if plan.unmanaged:
@@ -147,6 +161,8 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
              "|---:|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['drop']} | {s['adopt']} | {s['unchanged']} | "
              f"{len(plan.errors)} |", ""]
+    if access_line(plan):
+        head += [_md_escape(str(access_line(plan))), ""]
     if plan.errors:
         head.append("**The plan has errors and cannot be applied:**")
         head += [f"- `{e.code}` {_md_escape(e.message)}" for e in plan.errors]

@@ -65,7 +65,7 @@ def _audit(repo: Path) -> list[dict]:  # type: ignore[type-arg]
 
 def test_workflows_are_valid_and_wired() -> None:
     plan = yaml.safe_load((WORKFLOWS / "viewsync-plan.yml").read_text())
-    assert plan[True]["pull_request"]["paths"] == ["views/**", "viewsync.yaml"]  # `on:` parses as True
+    assert plan[True]["pull_request"]["paths"] == ["views/**", "viewsync.yaml", "access.yaml"]  # `on:` parses as True
     assert "<!-- viewsync-plan -->" in (WORKFLOWS / "viewsync-plan.yml").read_text()
     apply = yaml.safe_load((WORKFLOWS / "viewsync-apply.yml").read_text())
     assert apply["concurrency"] == {"group": "viewsync-apply", "cancel-in-progress": False}

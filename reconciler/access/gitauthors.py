@@ -1,0 +1,96 @@
+"""What Git says about who changed what: the commit authors of a pull request
+per file, the policy as it was at a ref, and the acting identity."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import git
+
+from reconciler.access.evaluate import Identity
+from reconciler.errors import UserError
+
+
+def _repo(root: Path) -> git.Repo | None:
+    try:
+        return git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandNotFound):
+        return None
+
+
+def prefix(root: Path) -> str:
+    """The viewsync root inside its git repository ('' at the top, else 'dir/')."""
+    repo = _repo(root)
+    if repo is None or repo.working_tree_dir is None:
+        return ""
+    rel = root.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    return "" if rel == "." else rel + "/"
+
+
+def git_top(root: Path) -> Path:
+    repo = _repo(root)
+    return Path(repo.working_tree_dir) if repo is not None and repo.working_tree_dir else root
+
+
+def authors_by_file(root: Path, base: str, head: str | None, paths: list[str]) -> dict[str, list[Identity]]:
+    """For each of `paths` (relative to root) changed in base..head, the authors of the commits
+    that changed it (merge commits carry no changes of their own)."""
+    repo = _repo(root)
+    if repo is None:
+        raise UserError(f"--base {base}: {root} is not inside a git repository")
+    pre = prefix(root)
+    try:
+        log = repo.git.log(f"{base}..{head or 'HEAD'}", "--no-merges", "--format=%x00%H %ae", "--name-only",
+                           "--", *[pre + p for p in paths])
+    except git.GitCommandError:
+        raise UserError(f"cannot list the commits between {base!r} and {head or 'HEAD'!r}") from None
+    out: dict[str, list[Identity]] = {}
+    for entry in log.split("\x00"):
+        lines = [ln for ln in entry.splitlines() if ln.strip()]
+        if not lines:
+            continue
+        sha, _, email = lines[0].partition(" ")
+        who = Identity.of(f"commit author {email} ({sha[:7]})", email)
+        for path in lines[1:]:
+            if path.startswith(pre):
+                rel = path[len(pre):]
+                if who not in out.setdefault(rel, []):
+                    out[rel].append(who)
+    return out
+
+
+def text_at(root: Path, ref: str, rel: str) -> str | None:
+    """A file's text at a ref (None if it did not exist there)."""
+    repo = _repo(root)
+    if repo is None:
+        raise UserError(f"{root} is not inside a git repository")
+    try:
+        tree = repo.commit(ref).tree
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise UserError(f"unknown git ref {ref!r}") from None
+    try:
+        blob = tree / (prefix(root) + rel)
+    except KeyError:
+        return None
+    data: bytes = blob.data_stream.read()
+    return data.decode("utf-8")
+
+
+def actor(explicit: str | None, root: Path, ref: str | None = None) -> Identity:
+    """Who the policy is checked for: --actor, else $GITHUB_ACTOR, else the commit's author."""
+    if explicit:
+        return Identity.of(f"actor {explicit}", explicit)
+    if os.environ.get("GITHUB_ACTOR"):
+        login = os.environ["GITHUB_ACTOR"]
+        return Identity.of(f"actor {login}", login)
+    repo = _repo(root)
+    if repo is not None:
+        try:
+            commit = repo.commit(ref or "HEAD")
+            if commit.author and commit.author.email:
+                return Identity.of(f"actor {commit.author.email} (author of {commit.hexsha[:7]})",
+                                   commit.author.email)
+        except (git.BadName, ValueError, git.GitCommandError):
+            pass
+    return Identity.of("actor (unknown)")

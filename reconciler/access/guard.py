@@ -1,0 +1,131 @@
+"""The access check as plan and apply run it.
+
+`check` is pure: a plan, the declared specs, the policy and who acts in, the
+denials out. `record` writes them into the plan (`not_permitted` errors and the
+`access` section). `refuse` is apply's edge: refused actions get audit rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler import sql as vsql
+from reconciler.access.evaluate import Denial, Identity, denials, policy_change_denial
+from reconciler.access.model import AccessPolicy
+from reconciler.errors import UserError
+from reconciler.model import ViewId, ViewSpec
+from reconciler.plan import Action, Plan, PlanError, dependencies
+from reconciler.state import GitInfo, StateStore
+
+NOT_PERMITTED = "not_permitted"
+NO_POLICY = "no access policy: everyone may change every view"
+
+
+class NotPermitted(UserError):
+    pass
+
+
+@dataclass(frozen=True)
+class Who:
+    """Everyone the plan is checked for: the actor, and in a PR plan the commit authors."""
+
+    actor: Identity
+    authors: Mapping[str, list[Identity]] = field(default_factory=dict)  # view file -> authors
+    policy_authors: tuple[Identity, ...] = ()  # authors of commits that changed the policy
+    policy_changed: bool = False
+
+
+def view_files(view: ViewId) -> tuple[str, str]:
+    base = f"views/{view.catalog}/{view.schema}"
+    return base + ".yaml", base + ".yml"
+
+
+def reads(view: ViewId, spec: ViewSpec, by_name: Mapping[str, list[ViewId]]) -> set[ViewId]:
+    """Declared views that `spec`'s SQL reads. Only views named like a referenced table are
+    offered to the resolver, so this costs per reference, not per declared view."""
+    names = {parts[-1].lower() for rep in spec.representations
+             for parts in vsql.referenced_tables(rep.sql, rep.dialect) if parts}
+    candidates = [v for n in names for v in by_name.get(n, ())]
+    return dependencies(view, spec, candidates) if candidates else set()
+
+
+def check(plan: Plan, views: Mapping[ViewId, ViewSpec], policy: AccessPolicy | None,
+          who: Who) -> list[tuple[Action | None, Denial]]:
+    """Every missing privilege, for the actor and (per view file) the commit authors."""
+    if policy is None:
+        return []
+    found: list[tuple[Action | None, Denial]] = []
+    if who.policy_changed:
+        for person in (who.actor, *who.policy_authors):
+            d = policy_change_denial(policy, person, plan.project)
+            if d is not None and all(d != x for _, x in found):
+                found.append((None, d))
+    by_name: dict[str, list[ViewId]] = {}
+    for vid in views:
+        by_name.setdefault(vid.name.lower(), []).append(vid)
+    for action in plan.actions:
+        spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
+        read = reads(action.view, spec, by_name) if spec is not None else set()
+        people = [who.actor]
+        for f in view_files(action.view):
+            people += [a for a in who.authors.get(f, []) if a not in people]
+        for person in people:
+            found += [(action, d) for d in denials(policy, person, action.action, action.view, read)]
+    return found
+
+
+def summary(policy: AccessPolicy | None, who: Who) -> dict[str, Any]:
+    """The plan's `access` section: which policy, checked for whom (apply re-checks the same people)."""
+    if policy is None:
+        return {"policy": None, "note": NO_POLICY}
+    authors = {f: [{"label": a.label, "names": sorted(a.names)} for a in people]
+               for f, people in sorted(who.authors.items()) if people}
+    return {"policy": policy.source, "policy_digest": policy.digest,
+            "actor": {"label": who.actor.label, "names": sorted(who.actor.names)},
+            "authors": authors, "policy_changed": who.policy_changed}
+
+
+def record(plan: Plan, policy: AccessPolicy | None, who: Who,
+           found: list[tuple[Action | None, Denial]]) -> None:
+    plan.access = summary(policy, who)
+    for action, d in found:
+        plan.errors.append(PlanError(NOT_PERMITTED, f"not permitted: {d.message}"
+                                     + (f" (needed to {action.action} {action.view})" if action else
+                                        " (needed to change the access policy)"),
+                                     action.view if action else None))
+
+
+def authors_of(saved: Mapping[str, Any] | None) -> dict[str, list[Identity]]:
+    """The commit authors a saved plan was checked for."""
+    out: dict[str, list[Identity]] = {}
+    for f, people in ((saved or {}).get("authors") or {}).items():
+        out[f] = [Identity(p["label"], frozenset(p["names"])) for p in people]
+    return out
+
+
+def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
+           found: list[tuple[Action | None, Denial]]) -> NotPermitted:
+    """Record a refused apply: a run with outcome 'refused' and one audit row per action
+    ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
+    # Never marked running: a running apply is one that holds the lock (reconciler.repair).
+    run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
+                             outcome="refused")
+    reasons: dict[int, list[str]] = {}
+    general = [d.message for a, d in found if a is None]
+    for action, d in found:
+        if action is not None:
+            reasons.setdefault(id(action), []).append(d.message)
+    for seq, action in enumerate(plan.actions):
+        audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before, action.desired,
+                                     None, None, [c.to_json() for c in action.changes], git)
+        mine = reasons.get(id(action), []) + general
+        if mine:
+            state.audit_finish(audit_id, "refused", "not permitted: " + "; ".join(mine))
+        else:
+            state.audit_finish(audit_id, "skipped", "not attempted: the apply was refused")
+    messages = [d.message for _, d in found]
+    state.finish_run(run_id, "refused", {"reason": NOT_PERMITTED, "details": messages})
+    return NotPermitted("not permitted, nothing was applied:\n  " + "\n  ".join(dict.fromkeys(messages))
+                        + f"\n(refusal recorded as run {run_id})")

@@ -1,0 +1,39 @@
+"""`security: definer | invoker`: the plan says when a catalog would only record it."""
+
+from __future__ import annotations
+
+from reconciler.access.security import enforced, notes
+from reconciler.model import ViewId
+from reconciler.plan import Action, Plan
+
+
+def _plan(*specs: tuple[str, str]) -> Plan:
+    plan = Plan(project="p", declarations_digest="sha256:x")
+    for i, (catalog, security) in enumerate(specs):
+        plan.actions.append(Action("create", ViewId(catalog, "s", f"v{i}"), "x", desired={"security": security}))
+    plan.actions.append(Action("drop", ViewId("hive", "s", "gone"), "x"))  # a drop sets no mode
+    return plan
+
+
+def test_which_engines_enforce_which_mode() -> None:
+    assert enforced("hms", {"write_format": "trino"}) == {"definer", "invoker"}
+    assert enforced("hms", {}) == set()  # spark by default: metadata only
+    assert enforced("glue", {}) == {"definer", "invoker"}  # athena by default: Trino/Presto envelope
+    assert enforced("glue", {"view_format": "multi-dialect"}) == {"definer"}
+    assert enforced("iceberg-rest", {}) == enforced("managed", {}) == set()
+
+
+def test_one_note_per_catalog_that_only_records_the_mode() -> None:
+    catalogs = {"trino_hms": ("hms", {"write_format": "trino"}), "hive": ("hms", {"write_format": "spark"}),
+                "glue": ("glue", {"view_format": "multi-dialect"}), "lake": ("iceberg-rest", {})}
+    plan = _plan(("trino_hms", "invoker"), ("hive", "definer"), ("hive", "invoker"), ("hive", "invoker"),
+                 ("glue", "definer"), ("glue", "invoker"), ("lake", "definer"))
+    assert notes(plan, catalogs) == [
+        "catalog 'glue' (glue) only records `security` as metadata, no engine enforces it there: "
+        "invoker (1 view(s)) in this plan",
+        "catalog 'hive' (hms) only records `security` as metadata, no engine enforces it there: "
+        "definer (1 view(s)), invoker (2 view(s)) in this plan",
+        "catalog 'lake' (iceberg-rest) only records `security` as metadata, no engine enforces it there: "
+        "definer (1 view(s)) in this plan",
+    ]
+    assert notes(_plan(("trino_hms", "definer")), catalogs) == []

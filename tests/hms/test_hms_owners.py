@@ -1,0 +1,24 @@
+"""Issue 16: a declared view owner is the HMS table owner (and Trino's definer), read back
+without a perpetual diff, in every engine format viewsync writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.access.owners_support import owner_roundtrip
+
+
+@pytest.mark.parametrize(("write_format", "dialects", "security"), [
+    ("spark", ["spark"], "definer"), ("hive", ["hive"], "definer"), ("trino", ["trino"], "definer"),
+    ("trino", ["trino"], "invoker"), ("spark", ["spark", "trino"], "invoker")])
+def test_owner_round_trips_on_hms(tmp_path: Path, metastore: Any, database: str, hms_client: Any,
+                                  write_format: str, dialects: list[str], security: str) -> None:
+    def stored(name: str) -> str | None:
+        owner: str | None = hms_client.get_table(database, name).owner
+        return owner
+
+    owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri, "write_format": write_format},
+                    database, dialects, stored, security)

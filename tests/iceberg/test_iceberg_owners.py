@@ -1,0 +1,19 @@
+"""Issue 16: a declared view owner is the Iceberg view property `owner`, read back without a
+perpetual diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.access.owners_support import owner_roundtrip
+from tests.iceberg.conftest import IcebergServer
+
+
+def test_owner_round_trips_on_iceberg_rest(tmp_path: Path, iceberg_server: IcebergServer, namespace: str) -> None:
+    client = iceberg_server.client_catalog()
+
+    def stored(name: str) -> str | None:
+        return client.load_view((namespace, name)).metadata.properties.get("owner")  # type: ignore[no-any-return]
+
+    owner_roundtrip(tmp_path, "lake", {"type": "iceberg-rest", "uri": iceberg_server.uri}, namespace,
+                    ["spark", "trino"], stored)
