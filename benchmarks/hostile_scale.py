@@ -18,12 +18,11 @@ def _time(fn, *args) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    secrets.register("Hunter2-Secret")
-    secrets.register("db.internal.example")
+    known = frozenset({"Hunter2-Secret", "db.internal.example"})
     small, big = 100_000, 1_000_000
     for label, unit in (("letters", "a"), ("colons", "a:"), ("schemes", "x://u:")):
-        t1 = _time(secrets.redact, (unit * small)[:small])
-        t2 = _time(secrets.redact, (unit * big)[:big])
+        t1 = _time(secrets.redact, (unit * small)[:small], known)
+        t2 = _time(secrets.redact, (unit * big)[:big], known)
         print(f"redact {label:8s} {small:>9,} chars {t1:.4f}s  {big:>9,} chars {t2:.4f}s  ratio {t2 / t1:.1f}")
 
     def chain(n: int) -> None:

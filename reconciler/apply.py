@@ -1,8 +1,9 @@
 """Carry a plan out: lock, re-check every action against the catalog, then
 execute in order, per-view atomic, with an audit row per attempted action and
 a version row per applied change (committed with the audit outcome). Records
-left by a dead run are repaired first, under the lock (reconciler.repair). A failure stops the run; what was applied
-stays applied and recorded, so a re-run converges."""
+left by a dead run are repaired first, under the lock (reconciler.repair). A
+failure stops the run; what was applied stays applied and recorded, so a re-run
+converges."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.repair import repair_dead_runs
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore, VersionRecord, new_run_id
+from reconciler.state import StateStore, VersionRecord, new_run_id
 from reconciler.workspace import Workspace
 
 
@@ -134,8 +137,9 @@ def apply_plan(
             if on_action:
                 on_action(action, "applied" if error is None else "failed", error)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
-            audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
-                                         action.desired, None, None, [c.to_json() for c in action.changes], git)
+            audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
+                                         _canonical(action.desired), None, None,
+                                         [c.to_json() for c in action.changes], git)
             state.finish_action(audit_id, "skipped", "not attempted: an earlier action failed")
         state.finish_run(run_id, "success" if result.ok else "failed",
                          {"applied": len(result.applied), "failed": len(result.failed),
@@ -150,16 +154,20 @@ def apply_plan(
         state.release_lock(lock_name(project), run_id)
 
 
+def _canonical(spec: ViewSpec | None) -> dict[str, Any] | None:
+    return spec.canonical() if spec is not None else None
+
+
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
              actor: str, git: GitInfo, ctx: WriteContext, project: str) -> str | None:
     """Run one action; returns an error message or None. The audit row is written
     first (pending) so a crash mid-call still leaves a trace."""
-    spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
+    spec = action.desired
     after_digest = spec.digest() if spec is not None else None
-    before_digest = ViewSpec.model_validate(action.before).digest() if action.before is not None else None
+    before_digest = action.before.digest() if action.before is not None else None
     changes = [c.to_json() for c in action.changes]
-    audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before,
-                                 action.desired, before_digest, after_digest, changes, git)
+    audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
+                                 _canonical(spec), before_digest, after_digest, changes, git)
     adapter = ws.adapter(action.view.catalog)
     try:
         if action.action == "create":
@@ -172,13 +180,13 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             assert live is not None
             adapter.drop(live, ctx)
     except AdapterError as err:
-        message = redact(str(err))
+        message = redact(str(err), ws.config.secrets)
         state.finish_action(audit_id, "failed", message)
         return message
     except Exception as err:  # an unexpected backend failure must still be recorded
-        message = redact(f"{type(err).__name__}: {err}")
+        message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
         state.finish_action(audit_id, "failed", message)
         return message
     state.finish_action(audit_id, "applied", version=VersionRecord(
-        run_id, action.view, action.action, action.desired, after_digest, changes, actor, git.commit))
+        run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor, git.commit))
     return None

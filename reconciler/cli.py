@@ -4,34 +4,36 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import traceback
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
+import click
 import typer
-import yaml
 
 from reconciler import drift as drift_mod
-from reconciler import gitsrc, render
+from reconciler import gitsrc, render, saved_plan
+from reconciler import history as history_mod
 from reconciler.access import hooks as access_hooks
 from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanOptions
+from reconciler.importer import import_catalog
+from reconciler.model import ViewId
+from reconciler.output import OutputFormat
+from reconciler.plan import Action, PlanOptions, PlanScope
+from reconciler.scope import plan_options
 from reconciler.secrets import redact
-from reconciler.state import GitInfo, StateStore
 from reconciler.workspace import Workspace
+from reconciler.yaml_changes import declaration_changes
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="viewsync: SQL views under review, versioned and reconciled across catalogs.")
 
-Format = Annotated[str, typer.Option("--format", "-f", help="text | markdown | json")]
+Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
 @dataclass
@@ -43,18 +45,44 @@ class Globals:
     color: bool
 
 
+@dataclass
+class Session:
+    """Handed to click as the context object: main() sees the parsed global options
+    (verbose) even when a command fails, and closes the workspaces commands opened."""
+
+    globals: Globals | None = None
+    workspaces: list[Workspace] = field(default_factory=list)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        return frozenset().union(*(ws.config.secrets for ws in self.workspaces))
+
+    def close(self) -> None:
+        while self.workspaces:
+            self.workspaces.pop().close()
+
+
+def _secrets() -> frozenset[str]:
+    """The secrets of the config the running command opened."""
+    ctx = click.get_current_context(silent=True)
+    session = ctx.find_object(Session) if ctx is not None else None
+    return session.secrets if session is not None else frozenset()
+
+
 def _g(ctx: typer.Context) -> Globals:
-    g: Globals = ctx.obj
-    return g
+    session = ctx.find_object(Session)
+    assert session is not None and session.globals is not None
+    return session.globals
 
 
 def out(text: str) -> None:
-    sys.stdout.write(redact(text))
+    sys.stdout.write(redact(text, _secrets()))
     sys.stdout.flush()
 
 
-def err(text: str) -> None:
-    sys.stderr.write(redact(text) + ("" if text.endswith("\n") else "\n"))
+def err(text: str, secrets: frozenset[str] | None = None) -> None:
+    text = redact(text, _secrets() if secrets is None else secrets)
+    sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
 
 
 def fail(message: str) -> NoReturn:
@@ -72,7 +100,8 @@ def main_options(
     no_color: Annotated[bool, typer.Option("--no-color", help="No ANSI colours.")] = False,
 ) -> None:
     color = not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    ctx.obj = Globals(repo.resolve(), config.resolve() if config else None, parallelism, verbose, color)
+    ctx.ensure_object(Session).globals = Globals(repo.resolve(), config.resolve() if config else None,
+                                                 parallelism, verbose, color)
 
 
 def _progress(done: int, total: int) -> None:
@@ -80,8 +109,12 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def _open(g: Globals) -> Workspace:
+def _open(ctx: typer.Context) -> Workspace:
+    g = _g(ctx)
     ws = Workspace.open(g.repo, g.config, g.parallelism)
+    session = ctx.find_object(Session)
+    assert session is not None
+    session.workspaces.append(ws)
     if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
         ws.progress = _progress
     return ws
@@ -93,32 +126,10 @@ def _declarations(ws: Workspace, ref: str | None) -> Declarations:
     return ws.declarations()
 
 
-def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None, prune: bool | None = None,
-             adopt: bool | None = None, allow_mass_drop: bool = False) -> PlanOptions:
-    pol = ws.config.policy
-    for name in catalog or []:
-        if name not in ws.config.catalogs:
-            raise UserError(f"--catalog {name}: unknown catalog (defined: {', '.join(sorted(ws.config.catalogs))})")
-    return PlanOptions(
-        project=ws.config.project,
-        prune=pol.prune if prune is None else prune or pol.prune,
-        adopt=pol.adopt if adopt is None else adopt or pol.adopt,
-        max_drop_fraction=pol.max_drop_fraction,
-        allow_mass_drop=allow_mass_drop,
-        select=tuple(select or ()),
-        catalogs=tuple(catalog or ()),
-    )
-
-
-def _git_json(info: GitInfo) -> dict[str, str | None] | None:
-    if not info.commit:
-        return None
-    return {"commit": info.commit, "ref": info.ref, "author": info.author}
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in ("text", "markdown", "json"):
-        raise UserError(f"--format {fmt!r}: expected text, markdown or json")
+def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None, prune: bool = False,
+             adopt: bool = False, allow_mass_drop: bool = False) -> PlanOptions:
+    return plan_options(ws.config, PlanScope(catalogs=tuple(catalog or ()), select=tuple(select or ()),
+                                             prune=prune, adopt=adopt, allow_mass_drop=allow_mass_drop))
 
 
 # ----------------------------------------------------------------- commands
@@ -127,7 +138,7 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
     from reconciler import validity
 
-    ws = _open(_g(ctx))
+    ws = _open(ctx)
     decl = _declarations(ws, ref)
     problems, warnings = validity.check(decl)
     policy = access_hooks.policy_at(ws.root, ws.config.path, ref)
@@ -145,27 +156,10 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
 
-def _yaml_changes(ws: Workspace, base: str, head: Declarations) -> list[dict[str, Any]]:
-    before = ws.declarations(gitsrc.files_at(ws.root, base))
-    from reconciler.plan import diff_specs
-
-    changes: list[dict[str, Any]] = []
-    for vid in sorted(set(before.views) | set(head.views)):
-        a, b = before.views.get(vid), head.views.get(vid)
-        if a is None:
-            changes.append({"view": str(vid), "change": "added"})
-        elif b is None:
-            changes.append({"view": str(vid), "change": "removed"})
-        elif a.canonical() != b.canonical():
-            changes.append({"view": str(vid), "change": "changed",
-                            "fields": [c.field for c in diff_specs(b, a)]})
-    return changes
-
-
 @app.command()
 def plan(
     ctx: typer.Context,
-    fmt: Format = "text",
+    fmt: Format = OutputFormat.TEXT,
     out_file: Annotated[Path | None, typer.Option("--out", help="Save the plan (JSON) for `apply PLAN`.")] = None,
     detailed_exitcode: Annotated[bool, typer.Option("--detailed-exitcode",
                                                     help="Exit 2 when there are changes.")] = False,
@@ -180,15 +174,14 @@ def plan(
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
 ) -> None:
     """Diff declarations against the live catalogs."""
-    _check_format(fmt)
     g = _g(ctx)
-    ws = _open(g)
+    ws = _open(ctx)
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
     opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-    result, _ = ws.plan(opts, decl, _git_json(info))
+    result, _ = ws.plan(opts, decl, info)
     if base:
-        result.yaml_changes = _yaml_changes(ws, base, decl)
+        result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     if out_file:
@@ -200,21 +193,11 @@ def plan(
         raise typer.Exit(2)
 
 
-def _load_plan_file(path: Path) -> Plan:
-    try:
-        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such plan file") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise UserError(f"{path}: not a viewsync plan ({e})") from None
-
-
 @app.command()
 def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A saved plan.")],
-         fmt: Format = "text") -> None:
+         fmt: Format = OutputFormat.TEXT) -> None:
     """Render a saved plan."""
-    _check_format(fmt)
-    saved = _load_plan_file(plan_file)
+    saved = saved_plan.load(plan_file)
     out(render.render(saved, fmt, _g(ctx).color))
 
 
@@ -234,7 +217,7 @@ def apply(
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
     g = _g(ctx)
-    ws = _open(g)
+    ws = _open(ctx)
     dirty = gitsrc.dirty_paths(ws.root)
     if dirty and not allow_dirty:
         raise UserError("uncommitted changes to declarations: " + ", ".join(dirty[:10])
@@ -243,22 +226,15 @@ def apply(
     who = gitsrc.actor(actor, ws.root)
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
-    repair_before_plan(ws, StateStore(ws.config.state_url, create=False), who, lock_timeout,
+    repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
                        lambda note: out(f"Repaired: {note}\n"))
     if plan_file is not None:
-        result = _load_plan_file(plan_file)
-        scope = result.scope
-        if result.project != ws.config.project:
-            raise UserError(f"{plan_file}: plan is for project {result.project!r}, not {ws.config.project!r}")
-        opts = _options(ws, scope.get("catalogs"), scope.get("select"), scope.get("prune"), scope.get("adopt"),
-                        bool(scope.get("allow_mass_drop")))
-        if ws.declarations_digest(decl, opts) != result.declarations_digest:
-            raise UserError(f"stale plan: the declarations changed since {plan_file} was made; nothing was "
-                            "applied. Run `viewsync plan` again")
+        result = saved_plan.load(plan_file)
+        saved_plan.verify(ws, result, plan_file, decl)
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, decl, _git_json(info))
-    out(render.render(result, "text", g.color))
+        result, _ = ws.plan(opts, decl, info)
+    out(render.render(result, OutputFormat.TEXT, g.color))
     if result.errors:
         raise typer.Exit(1)
     access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
@@ -274,9 +250,9 @@ def apply(
         if answer.strip() != "yes":
             out("Apply cancelled.\n")
             raise typer.Exit(1)
-    state = StateStore(ws.config.state_url)
+    state = ws.state()
 
-    def progress(action: Any, outcome: str, error: str | None) -> None:
+    def progress(action: Action, outcome: str, error: str | None) -> None:
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(line + (f" ({error})" if error else "") + "\n")
 
@@ -291,22 +267,21 @@ def apply(
 @app.command()
 def drift(
     ctx: typer.Context,
-    fmt: Format = "text",
+    fmt: Format = OutputFormat.TEXT,
     catalog: Annotated[list[str] | None, typer.Option(help="Only this catalog (repeatable).")] = None,
     select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view.")] = None,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
 ) -> None:
     """Report where live catalogs differ from declarations; exit 2 on drift."""
-    _check_format(fmt)
-    ws = _open(_g(ctx))
+    ws = _open(ctx)
     decl = ws.declarations()
     opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
     result, snapshots = ws.plan(opts, decl)
-    state = StateStore(ws.config.state_url, create=False)
+    state = ws.state(create=False)
     report = drift_mod.classify(result, snapshots, state.last_versions(list(ws.config.catalogs)))
     text = drift_mod.render(report, fmt)
     if out_file:
-        out_file.write_text(redact(text), encoding="utf-8")
+        out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
     out(text)
     if report.errors and not report.items:
         raise typer.Exit(1)
@@ -323,52 +298,16 @@ def _parse_view(text: str) -> ViewId:
 
 @app.command()
 def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalog.schema.view")],
-            fmt: Format = "text") -> None:
+            fmt: Format = OutputFormat.TEXT) -> None:
     """Versions of a view: ours (with commit, actor, time) and the catalog's native ones."""
-    _check_format(fmt)
-    ws = _open(_g(ctx))
+    ws = _open(ctx)
     vid = _parse_view(view)
-    state = StateStore(ws.config.state_url, create=False)
-    rows = state.versions_of(vid)
+    rows = ws.state(create=False).versions_of(vid)
     native = ws.adapter(vid.catalog).native_history(vid) if vid.catalog in ws.config.catalogs else []
-    if fmt == "json":
-        out(json.dumps({"view": vid.to_json(), "versions": [
-            {"version": r["version"], "at": r["at"].isoformat(), "actor": r["actor"], "action": r["action"],
-             "git_commit": r["git_commit"], "digest": r["digest"], "run_id": r["run_id"],
-             "changes": [c["field"] for c in json.loads(r["changes"] or "[]")]} for r in rows],
-            "native_versions": [{"version": n.version, "timestamp_ms": n.timestamp_ms, "summary": n.summary,
-                                 "dialects": list(n.dialects)} for n in native]}, indent=2) + "\n")
-        return
-    lines = [f"History of {vid}:"]
-    if not rows:
-        lines.append("  (no versions recorded by viewsync)")
-    for r in rows:
-        fields = ", ".join(c["field"] for c in json.loads(r["changes"] or "[]")) or "-"
-        commit = (r["git_commit"] or "-")[:12]
-        lines.append(f"  v{r['version']:<3} {r['at']:%Y-%m-%d %H:%M:%S}  {r['action']:<6} {r['actor']:<16} "
-                     f"{commit:<12} {fields}")
-    if native:
-        lines.append(f"Native versions in catalog {vid.catalog!r}:")
-        for n in native:
-            when = datetime.fromtimestamp(n.timestamp_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S") \
-                if n.timestamp_ms else "-"
-            summary = ", ".join(f"{k}={v}" for k, v in sorted(n.summary.items()))
-            lines.append(f"  {n.version:<6} {when}  [{', '.join(n.dialects)}] {summary}")
-    out("\n".join(lines) + "\n")
-
-
-def _since(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    m = re.fullmatch(r"(\d+)([smhdw])", text.strip())
-    if m:
-        unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-        return datetime.now(UTC) - timedelta(**{unit: int(m.group(1))})
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise UserError(f"--since {text!r}: expected an ISO date/time or a duration like 7d, 12h") from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if fmt is OutputFormat.JSON:
+        out(json.dumps(history_mod.history_json(vid, rows, native), indent=2) + "\n")
+    else:
+        out(history_mod.history_text(vid, rows, native))
 
 
 @app.command()
@@ -377,64 +316,16 @@ def audit(
     view: Annotated[str | None, typer.Option(help="catalog.schema.view")] = None,
     since: Annotated[str | None, typer.Option(help="ISO time or duration (7d, 12h).")] = None,
     run: Annotated[str | None, typer.Option(help="Run id (prefix).")] = None,
-    fmt: Format = "text",
+    fmt: Format = OutputFormat.TEXT,
 ) -> None:
     """The audit trail: one row per attempted action."""
-    _check_format(fmt)
-    ws = _open(_g(ctx))
-    state = StateStore(ws.config.state_url, create=False)
-    rows = state.audit_rows(_parse_view(view) if view else None, _since(since), run)
-    if fmt == "json":
-        for r in rows:
-            r["at"] = r["at"].isoformat()
-            for key in ("before_spec", "after_spec", "changes"):
-                r[key] = json.loads(r[key]) if r[key] else None
-        out(json.dumps(rows, indent=2, default=str) + "\n")
-        return
-    if not rows:
-        out("No audit records.\n")
-        return
-    for r in rows:
-        view_id = f"{r['catalog']}.{r['schema_name']}.{r['view_name']}"
-        commit = (r["git_commit"] or "-")[:12]
-        line = (f"{r['at']:%Y-%m-%d %H:%M:%S}  {r['run_id'][:8]}  {r['actor']:<16} {r['action']:<6} "
-                f"{view_id:<40} {r['outcome']:<8} {commit}")
-        if r["error"]:
-            line += f"  error: {r['error']}"
-        out(line + "\n")
-
-
-class _Literal(str):
-    pass
-
-
-def _literal_representer(dumper: yaml.SafeDumper, data: _Literal) -> yaml.Node:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style="|" if "\n" in data else None)
-
-
-yaml.SafeDumper.add_representer(_Literal, _literal_representer)
-
-
-def spec_to_yaml_view(name: str, spec: ViewSpec, schema: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": name}
-    if spec.comment is not None:
-        body["comment"] = spec.comment
-    if spec.columns:
-        body["columns"] = [{k: v for k, v in c.model_dump().items() if v is not None} for c in spec.columns]
-    body["representations"] = [{"dialect": r.dialect, "sql": _Literal(r.sql.strip() + ("\n" if "\n" in r.sql.strip()
-                                                                                           else ""))}
-                               for r in spec.representations]
-    if spec.default_catalog is not None:
-        body["default_catalog"] = spec.default_catalog
-    if spec.default_namespace is not None and spec.default_namespace != schema.split("."):
-        body["default_namespace"] = spec.default_namespace
-    if spec.security != "definer":
-        body["security"] = spec.security
-    if spec.owner is not None:
-        body["owner"] = spec.owner
-    if spec.properties:
-        body["properties"] = dict(sorted(spec.properties.items()))
-    return body
+    ws = _open(ctx)
+    state = ws.state(create=False)
+    rows = state.audit_rows(_parse_view(view) if view else None, history_mod.parse_since(since), run)
+    if fmt is OutputFormat.JSON:
+        out(json.dumps(history_mod.audit_json(rows), indent=2, default=str) + "\n")
+    else:
+        out(history_mod.audit_text(rows))
 
 
 @app.command("import")
@@ -445,28 +336,12 @@ def import_(
     force: Annotated[bool, typer.Option(help="Overwrite existing view files.")] = False,
 ) -> None:
     """Write YAML declarations for the views that exist in a catalog."""
-    ws = _open(_g(ctx))
-    adapter = ws.adapter(catalog)
-    schemas = schema or adapter.list_schemas()
-    snapshots = ws.fetch([catalog], {(catalog, s) for s in schemas}, all_schemas=False)
-    written = 0
-    for (_, name), snap in sorted(snapshots.items()):
-        if not snap.exists:
-            raise UserError(f"schema {name!r} does not exist in catalog {catalog!r}")
-        views = [v for v in snap.views.values() if v.writable or not adapter.capabilities.writable]
-        if not views:
-            continue
-        path = ws.root / "views" / catalog / f"{name}.yaml"
-        if path.exists() and not force:
-            err(f"Skipped {path.relative_to(ws.root)}: exists (use --force to overwrite)")
-            continue
-        doc = {"catalog": catalog, "schema": name, "views": [
-            spec_to_yaml_view(v.id.name, v.spec, name) for v in sorted(views, key=lambda v: v.id.name)]}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
-        written += len(views)
-        out(f"Wrote {path.relative_to(ws.root)} ({len(views)} view(s))\n")
-    out(f"Imported {written} view(s) from catalog {catalog!r}.\n")
+    result = import_catalog(_open(ctx), catalog, schema, force)
+    for path in result.skipped:
+        err(f"Skipped {path}: exists (use --force to overwrite)")
+    for path, count in result.written:
+        out(f"Wrote {path} ({count} view(s))\n")
+    out(f"Imported {result.views} view(s) from catalog {catalog!r}.\n")
 
 
 @app.command()
@@ -475,7 +350,7 @@ def codeowners(ctx: typer.Context) -> None:
     from reconciler.access import codeowners as co
     from reconciler.access import gitauthors
 
-    ws = _open(_g(ctx))
+    ws = _open(ctx)
     decl = ws.declarations()
     text = access_hooks.codeowners_text(ws.root, ws.config.path, decl.files)
     if text is None:
@@ -490,39 +365,40 @@ def codeowners(ctx: typer.Context) -> None:
 @app.command("force-unlock")
 def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help="Run id holding the lock.")]) -> None:
     """Release an apply lock left behind by a dead run."""
-    ws = _open(_g(ctx))
-    n = StateStore(ws.config.state_url, create=False).force_unlock(run_id)
+    ws = _open(ctx)
+    n = ws.state(create=False).force_unlock(run_id)
     if not n:
         raise UserError(f"no lock is held by run {run_id}")
     out(f"Released the lock held by run {run_id}.\n")
 
 
 def main() -> None:
-    verbose = "-v" in sys.argv or "--verbose" in sys.argv
+    session = Session()
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, obj=session)
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except ValidationFailed as e:
-        err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems))
+        err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems),
+            session.secrets)
         sys.exit(1)
     except UserError as e:
-        err(f"Error: {e}")
+        err(f"Error: {e}", session.secrets)
         sys.exit(1)
     except typer.Abort:
-        err("Aborted.")
+        err("Aborted.", session.secrets)
         sys.exit(1)
     except Exception as e:  # click usage errors and the unexpected
-        import click
-
         if isinstance(e, click.exceptions.ClickException):
             e.show()
             sys.exit(1)
-        if verbose:
-            err(redact(traceback.format_exc()))
-        err(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)")
+        if session.globals is not None and session.globals.verbose:
+            err(traceback.format_exc(), session.secrets)
+        err(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)", session.secrets)
         sys.exit(1)
+    finally:
+        session.close()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """viewsync.yaml: catalogs, state store and policy, with ${ENV_VAR} expansion.
 
-Values taken from the environment are registered as secrets, so they are
+Values taken from the environment are the config's secrets (`Config.secrets`),
 masked everywhere text leaves the program; they are never echoed in errors.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from reconciler import secrets, yamlsrc
+from reconciler import yamlsrc
 from reconciler.errors import Problem, ValidationFailed
 
 CONFIG_NAME = "viewsync.yaml"
@@ -69,6 +69,7 @@ class Config:
     state_url: str
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
+    secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
@@ -109,10 +110,12 @@ def _leaves(err: Any) -> list[Any]:
     return [err]
 
 
-def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[str | int, ...], str]]) -> Any:
+def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[str | int, ...], str]],
+            found: set[str]) -> Any:
     """Expand ${VAR} / ${VAR:-default} in every string; problems go to `missing`
-    as (path, message). An unset or empty variable without a default is an error:
-    an empty state URL would silently move locks and audit to a local file."""
+    as (path, message), values taken from the environment to `found`. An unset or
+    empty variable without a default is an error: an empty state URL would
+    silently move locks and audit to a local file."""
     if isinstance(value, str):
         if "${" not in value:
             return value
@@ -125,7 +128,7 @@ def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[s
             var, default = m.group(1), m.group(2)
             got = os.environ.get(var)
             if got:
-                secrets.register(got)
+                found.add(got)
                 return got
             if default is not None:
                 return default
@@ -135,9 +138,9 @@ def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[s
 
         return _ENV.sub(sub, value)
     if isinstance(value, dict):
-        return {k: _expand(v, path + (k,), missing) for k, v in value.items()}
+        return {k: _expand(v, path + (k,), missing, found) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, path + (i,), missing) for i, v in enumerate(value)]
+        return [_expand(v, path + (i,), missing, found) for i, v in enumerate(value)]
     return value
 
 
@@ -165,7 +168,8 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
     if not fast_schema("config.schema.json").is_valid(data):
         raise ValidationFailed(schema_problems(schema("config.schema.json"), data, node, display))
     missing: list[tuple[tuple[str | int, ...], str]] = []
-    expanded = _expand(data, (), missing)
+    found: set[str] = set()
+    expanded = _expand(data, (), missing, found)
     if missing:
         raise ValidationFailed([
             Problem(display, *yamlsrc.locate(node, p), yamlsrc.path_text(p), message)
@@ -185,6 +189,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             max_drop_fraction=float(pol.get("max_drop_fraction", 0.25)),
             adopt=bool(pol.get("adopt", False)),
         ),
+        secrets=frozenset(found),
     )
 
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
-from reconciler.model import ViewId
-from reconciler.plan import Plan
+from reconciler.model import ViewId, stamp_matches
+from reconciler.output import OutputFormat
+from reconciler.plan import Plan, PlanErrorCode
 
 KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
 
@@ -60,7 +61,8 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
     oob: set[ViewId] = set()
     for snap in snapshots.values():
         for live in snap.views.values():
-            if live.managed_by == plan.project and live.spec_digest and live.spec.digest() != live.spec_digest:
+            if (live.managed_by == plan.project and live.spec_digest
+                    and not stamp_matches(live.spec_digest, live.spec)):
                 oob.add(live.id)
     for a in plan.actions:
         fields = tuple(c.field for c in a.changes)
@@ -81,16 +83,17 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
         else:
             report.items.append(DriftItem("pending", a.view, f"declared change not applied yet ({a.action})",
                                           fields))
-    for d in plan.drift:
-        report.items.append(DriftItem("changed_out_of_band", d["view"],
+    for m in plan.drift:
+        report.items.append(DriftItem("changed_out_of_band", m.view,
                                       "differs from its declaration (read-only catalog)",
-                                      tuple(c.field for c in d["changes"])))
+                                      tuple(c.field for c in m.changes)))
     for view in plan.undeclared:
         report.items.append(DriftItem("undeclared", view, "managed by this project, no longer declared"))
     for u in plan.unmanaged:
         report.items.append(DriftItem("unmanaged", u.view, f"{u.format} view without the viewsync marker"
                                       + (f" (managed by {u.managed_by})" if u.managed_by else "")))
-    report.errors = [f"[{e.code}] {e.message}" for e in plan.errors if e.code != "read_only_catalog"]
+    # Read-only mismatches are drift items already (above).
+    report.errors = [f"[{e.code}] {e.message}" for e in plan.errors if e.code != PlanErrorCode.READ_ONLY_CATALOG]
     report.items.sort(key=lambda i: (KINDS.index(i.kind), i.view))
     return report
 
@@ -126,9 +129,9 @@ def markdown(report: DriftReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(report: DriftReport, fmt: str) -> str:
-    if fmt == "json":
+def render(report: DriftReport, fmt: OutputFormat) -> str:
+    if fmt is OutputFormat.JSON:
         return json.dumps(report.to_json(), indent=2) + "\n"
-    if fmt == "markdown":
+    if fmt is OutputFormat.MARKDOWN:
         return markdown(report)
     return text(report)

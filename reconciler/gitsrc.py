@@ -11,7 +11,7 @@ import git
 
 from reconciler.declarations import VIEWS_DIR
 from reconciler.errors import UserError
-from reconciler.state import GitInfo
+from reconciler.gitinfo import GitInfo
 
 
 def _repo(root: Path) -> git.Repo | None:

@@ -3,6 +3,30 @@
 `ViewSpec` is what a declaration says and what an adapter reads back; its
 canonical form (and digest) is what plan compares and what the ownership
 marker stamps on every view we manage.
+
+Spec digest, canonical form version 1 (`SPEC_DIGEST_VERSION`). The stamp
+`viewsync.spec-digest` is persisted in catalogs, so its bytes are ours, not a
+serializer's: they must never change for an unchanged view.
+
+- The canonical form is a JSON object with these keys, in this order:
+  `comment`, `columns`, `representations`, `default_catalog`,
+  `default_namespace`, `security`, `owner`, `properties`.
+  `columns` keeps the declared order, each `{"name", "type", "comment"}`
+  (type in canonical grammar); `representations` are sorted by dialect, each
+  `{"dialect", "sql"}` with the SQL trimmed; `properties` keys are sorted by
+  code point. Absent values are `null`.
+- A field added to `ViewSpec`, `Column` or `Representation` after version 1
+  is written after the version-1 keys only when its value differs from its
+  default: adding a defaulted field changes no digest.
+- Bytes: UTF-8, no whitespace (separators `,` and `:`), non-ASCII written as
+  is; `"`, `\\` and control characters escaped as JSON requires (`\\n`,
+  `\\t`..., others `\\u00xx`).
+- Stamp: `sha256:` + lowercase hex SHA-256 of those bytes. A later version N
+  would stamp `v<N>:sha256:...`; `stamp_matches` checks a stamp in the
+  version it was written with, so old stamps stay valid.
+
+Version 1 is byte-identical to what releases before it stamped (pydantic's
+serialised form); tests/fixtures/stamped_by_release pins that.
 """
 
 from __future__ import annotations
@@ -12,7 +36,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from json.encoder import encode_basestring as _q  # C-level JSON string escaping
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -57,12 +82,52 @@ class ViewId:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # The fields of canonical form version 1; any other field is written only when not default.
+    _canonical_v1: ClassVar[tuple[str, ...]] = ()
+
+    def _later_fields(self) -> dict[str, Any]:
+        """Fields added after version 1 that hold a non-default value, in declaration order."""
+        later = _later_defaults(type(self))
+        if not later:
+            return {}
+        data = self.__dict__
+        return {name: _plain(data[name]) for name, default in later if name in data and data[name] != default}
+
+
+_LATER: dict[type[BaseModel], tuple[tuple[str, Any], ...]] = {}
+
+
+def _later_defaults(cls: type[_Strict]) -> tuple[tuple[str, Any], ...]:
+    later = _LATER.get(cls)
+    if later is None:
+        later = tuple((name, info.get_default(call_default_factory=True))
+                      for name, info in cls.model_fields.items() if name not in cls._canonical_v1)
+        _LATER[cls] = later
+    return later
+
+
+def _plain(value: Any) -> Any:
+    """A value of a later field in canonical form: models by their own rules, mappings by key."""
+    if isinstance(value, (Column, Representation)):
+        return value.canonical()
+    if isinstance(value, BaseModel):
+        return {k: _plain(v) for k, v in value.__dict__.items()}
+    if isinstance(value, Mapping):
+        return {str(k): _plain(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 class Column(_Strict):
+    _canonical_v1: ClassVar[tuple[str, ...]] = ("name", "type", "comment")
     name: str = Field(min_length=1)
     type: str
     comment: str | None = None
+
+    def canonical(self) -> dict[str, Any]:
+        out = {"name": self.name, "type": self.type, "comment": self.comment}
+        return out | self._later_fields() if _later_defaults(type(self)) else out
 
     @field_validator("type")
     @classmethod
@@ -71,8 +136,13 @@ class Column(_Strict):
 
 
 class Representation(_Strict):
+    _canonical_v1: ClassVar[tuple[str, ...]] = ("dialect", "sql")
     dialect: str
     sql: str = Field(min_length=1)
+
+    def canonical(self) -> dict[str, Any]:
+        out = {"dialect": self.dialect, "sql": self.sql.strip()}
+        return out | self._later_fields() if _later_defaults(type(self)) else out
 
     @field_validator("dialect")
     @classmethod
@@ -92,6 +162,9 @@ class Representation(_Strict):
 
 
 class ViewSpec(_Strict):
+    _canonical_v1: ClassVar[tuple[str, ...]] = (
+        "comment", "columns", "representations", "default_catalog", "default_namespace", "security", "owner",
+        "properties")
     comment: str | None = None
     columns: list[Column] = Field(default_factory=list)
     representations: list[Representation] = Field(min_length=1)
@@ -106,7 +179,7 @@ class ViewSpec(_Strict):
     @classmethod
     def _normal_order(cls, data: Any) -> Any:
         """Representations by dialect and properties by key: their order carries no meaning,
-        so every spec is built in one order and its serialised form is canonical."""
+        so every spec is built in one order (canonical() still sorts: trusted() skips this)."""
         if isinstance(data, dict):
             data = dict(data)
             reps = data.get("representations")
@@ -145,22 +218,19 @@ class ViewSpec(_Strict):
         return None
 
     def canonical(self) -> dict[str, Any]:
-        """Order-insensitive where order carries no meaning, trimmed SQL."""
-        return {
+        """The canonical form, version 1 (see the module docstring): what the digest hashes,
+        what plans carry, and what `spec_from_canonical` reads back."""
+        out = {
             "comment": self.comment,
-            "columns": [
-                {"name": c.name, "type": c.type, "comment": c.comment} for c in self.columns
-            ],
-            "representations": sorted(
-                ({"dialect": r.dialect, "sql": r.sql.strip()} for r in self.representations),
-                key=lambda r: r["dialect"],
-            ),
+            "columns": [c.canonical() for c in self.columns],
+            "representations": sorted((r.canonical() for r in self.representations), key=_by_dialect),
             "default_catalog": self.default_catalog,
             "default_namespace": self.default_namespace,
             "security": self.security,
             "owner": self.owner,
             "properties": dict(sorted(self.properties.items())),
         }
+        return out | self._later_fields() if _later_defaults(type(self)) else out
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ViewSpec:
         copy = super().model_copy(update=update, deep=deep)
@@ -172,8 +242,7 @@ class ViewSpec(_Strict):
         private = self.__pydantic_private__
         cached = private.get("_digest") if private is not None else None
         if cached is None:
-            # Built in canonical order (see _normal_order), so the serialised form is canonical.
-            cached = "sha256:" + hashlib.sha256(self.__pydantic_serializer__.to_json(self)).hexdigest()
+            cached = _stamp_v1(self)
             if private is not None:
                 private["_digest"] = cached
         return cached
@@ -185,7 +254,84 @@ class ViewSpec(_Strict):
         return self.model_copy(update={"default_namespace": view.namespace})
 
 
-# One encoder for every digest: json.dumps with options builds a new encoder per call.
+def _by_dialect(rep: dict[str, Any]) -> str:
+    return str(rep["dialect"])
+
+
+SPEC_DIGEST_VERSION = 1
+# Key order is part of canonical form version 1, so this encoder must not sort keys.
+_SPEC_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_bytes(spec: ViewSpec) -> bytes:
+    """The bytes a version-1 spec digest hashes: `spec.canonical()` encoded as documented.
+
+    Written out field by field (C-level string escaping, no intermediate dicts): digests
+    are on the path of every plan. Equal to `_SPEC_JSON.encode(spec.canonical())` (tested)."""
+    d = spec.__dict__
+    cols = []
+    for col in d["columns"]:
+        if type(col) is Column:
+            c = col.__dict__
+            cols.append(_COLUMN % (_q(c["name"]), _q(c["type"]), _qn(c["comment"])))
+        else:  # a subclass may have fields added later
+            cols.append(_SPEC_JSON.encode(col.canonical()))
+    reps = d["representations"]
+    if len(reps) > 1:
+        reps = sorted(reps, key=_rep_dialect)
+    rep_parts = []
+    for rep in reps:
+        if type(rep) is Representation:
+            r = rep.__dict__
+            rep_parts.append(_REPRESENTATION % (_q(r["dialect"]), _q(r["sql"].strip())))
+        else:
+            rep_parts.append(_SPEC_JSON.encode(rep.canonical()))
+    ns = d["default_namespace"]
+    text = _SPEC % (
+        _qn(d["comment"]), ",".join(cols), ",".join(rep_parts), _qn(d["default_catalog"]),
+        "null" if ns is None else "[" + ",".join(map(_q, ns)) + "]", _q(d["security"]), _qn(d["owner"]),
+        ",".join([_q(k) + ":" + _q(v) for k, v in sorted(d["properties"].items())]))
+    if _later_defaults(type(spec)):
+        text += "".join(f",{_q(k)}:{_SPEC_JSON.encode(v)}" for k, v in spec._later_fields().items())
+    return (text + "}").encode()
+
+
+_COLUMN = '{"name":%s,"type":%s,"comment":%s}'
+_REPRESENTATION = '{"dialect":%s,"sql":%s}'
+_SPEC = ('{"comment":%s,"columns":[%s],"representations":[%s],"default_catalog":%s,"default_namespace":%s,'
+         '"security":%s,"owner":%s,"properties":{%s}')
+
+
+def _qn(value: str | None) -> str:
+    return "null" if value is None else _q(value)
+
+
+def _rep_dialect(rep: Representation) -> str:
+    return str(rep.__dict__["dialect"])
+
+
+def _stamp_v1(spec: ViewSpec) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(spec)).hexdigest()
+
+
+def stamp_version(stamp: str) -> int | None:
+    """The canonical-form version a stamp was written with (None: not a stamp we know)."""
+    if stamp.startswith("sha256:"):
+        return 1
+    head, sep, rest = stamp.partition(":")
+    if sep and head[:1] == "v" and head[1:].isdigit() and rest.startswith("sha256:"):
+        return int(head[1:])
+    return None
+
+
+def stamp_matches(stamp: str, spec: ViewSpec) -> bool:
+    """Whether `stamp` is the digest of `spec` in the version the stamp was written with.
+    A stamp of a version this release does not know cannot be verified: False."""
+    return stamp_version(stamp) == 1 and spec.digest() == stamp
+
+
+# One encoder for other digests (fingerprints, declaration sets, plans): json.dumps with
+# options builds a new encoder per call.
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

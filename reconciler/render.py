@@ -6,7 +6,8 @@ import difflib
 import json
 from typing import Any
 
-from reconciler.plan import Action, Change, Plan
+from reconciler.output import OutputFormat
+from reconciler.plan import Action, Change, Plan, YamlChange
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
 COLOR = {"create": "32", "update": "33", "drop": "31", "adopt": "36"}
@@ -137,14 +138,14 @@ def _action_text(a: Action, color: bool) -> list[str]:
     return lines
 
 
-def _yaml_changes_text(changes: list[dict[str, Any]]) -> list[str]:
+def _yaml_changes_text(changes: list[YamlChange]) -> list[str]:
     out = ["Declaration changes (base -> head):"]
     if not changes:
         out.append("  (none)")
     for c in changes:
-        sym = {"added": "+", "changed": "~", "removed": "-"}[c["change"]]
-        fields = f" ({', '.join(c.get('fields', []))})" if c.get("fields") else ""
-        out.append(f"  {sym} {c['view']} {c['change']}{fields}")
+        sym = {"added": "+", "changed": "~", "removed": "-"}[c.change]
+        fields = f" ({', '.join(c.fields)})" if c.fields else ""
+        out.append(f"  {sym} {c.view} {c.change}{fields}")
     out.append("")
     return out
 
@@ -153,9 +154,8 @@ def _yaml_changes_text(changes: list[dict[str, Any]]) -> list[str]:
 def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     s = plan.summary()
     head = [MARKDOWN_MARKER, "### viewsync plan", ""]
-    if plan.git and plan.git.get("commit"):
-        head.append(f"Declarations at `{str(plan.git['commit'])[:12]}`"
-                    + (f" ({plan.git['ref']})" if plan.git.get("ref") else ""))
+    if plan.git is not None and plan.git.commit:
+        head.append(f"Declarations at `{plan.git.commit[:12]}`" + (f" ({plan.git.ref})" if plan.git.ref else ""))
         head.append("")
     head += ["| create | update | drop | adopt | unchanged | errors |",
              "|---:|---:|---:|---:|---:|---:|",
@@ -169,8 +169,8 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head.append("")
     if plan.yaml_changes is not None:
         head.append("#### Declaration changes in this branch")
-        head += [f"- **{c['change']}** `{c['view']}`" + (f" ({', '.join(c['fields'])})" if c.get("fields")
-                                                         else "") for c in plan.yaml_changes] or ["- (none)"]
+        head += [f"- **{c.change}** `{c.view}`" + (f" ({', '.join(c.fields)})" if c.fields else "")
+                 for c in plan.yaml_changes] or ["- (none)"]
         head.append("")
     if not plan.actions:
         head.append("No changes. The catalogs match the declarations.")
@@ -232,9 +232,9 @@ def as_json(plan: Plan) -> str:
     return json.dumps(plan.to_json(), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def render(plan: Plan, fmt: str, color: bool = False) -> str:
-    if fmt == "json":
+def render(plan: Plan, fmt: OutputFormat, color: bool = False) -> str:
+    if fmt is OutputFormat.JSON:
         return as_json(plan)
-    if fmt == "markdown":
+    if fmt is OutputFormat.MARKDOWN:
         return markdown(plan)
     return text(plan, color)

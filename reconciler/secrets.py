@@ -1,54 +1,36 @@
-"""Redaction of secrets: every value that came from an environment variable in
-the config, and every password in a URL, is masked wherever text leaves us.
+"""Redaction of secrets: every password in a URL, and every value the config took
+from the environment (`Config.secrets`), is masked wherever text leaves us.
 
+The set of secrets is passed in explicitly: nothing is registered process-wide.
 `redact` is the one function all output goes through. It is linear in the text
-(one regex pass; no pattern can backtrack over a long run) and case-insensitive
-(a host name comes back lower-cased from a resolver or a driver)."""
+(one regex pass per pattern; no pattern can backtrack over a long run) and
+case-insensitive (a host name comes back lower-cased from a resolver or driver).
+"""
 
 from __future__ import annotations
 
 import re
-import threading
+from collections.abc import Iterable
+from functools import lru_cache
 
-_lock = threading.Lock()
-_secrets: set[str] = set()
-_pattern: re.Pattern[str] | None = None
-# user:password@ after a scheme. The scheme must start a word, and every part is
+# user:password@ after a scheme. The scheme must start a word and every part is
 # bounded, so a 1 MB run of letters costs one scan, not one scan per position.
 _URL_PASSWORD = re.compile(
     r"(?<![a-zA-Z0-9+.\-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://)"
     r"(?P<user>[^:/@\s]{0,256}):(?P<pw>[^@/\s]{1,1024})@")
 MASK = "***"
+# Very short values would mask ordinary words; they are not credentials anyway.
+MIN_SECRET_LENGTH = 4
 
 
-def register(value: str) -> None:
-    # Very short values would mask ordinary words; they are not credentials anyway.
-    global _pattern
-    if len(value) >= 4:
-        with _lock:
-            if value not in _secrets:
-                _secrets.add(value)
-                _pattern = None
+@lru_cache(maxsize=64)
+def _pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    # Longest first, so a secret that contains another is masked whole.
+    values = sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+    return re.compile("|".join(re.escape(v) for v in values), re.IGNORECASE) if values else None
 
 
-def _secrets_pattern() -> re.Pattern[str] | None:
-    global _pattern
-    with _lock:
-        if _pattern is None and _secrets:
-            # Longest first, so a secret that contains another is masked whole.
-            alternatives = sorted(_secrets, key=len, reverse=True)
-            _pattern = re.compile("|".join(re.escape(s) for s in alternatives), re.IGNORECASE)
-        return _pattern
-
-
-def redact(text: str) -> str:
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _URL_PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{MASK}@", text)
-    pattern = _secrets_pattern()
+    pattern = _pattern(secrets if isinstance(secrets, frozenset) else frozenset(secrets))
     return pattern.sub(MASK, text) if pattern is not None else text
-
-
-def reset() -> None:
-    global _pattern
-    with _lock:
-        _secrets.clear()
-        _pattern = None

@@ -14,8 +14,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import engine_for, ensure_tables, has_tables
+from reconciler.adapters.managed import ensure_tables, has_tables
+from reconciler.engines import create_engine
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.model import ViewId
 from reconciler.secrets import redact
 
@@ -102,13 +104,6 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class GitInfo:
-    commit: str | None = None
-    ref: str | None = None
-    author: str | None = None
-
-
 class LockHeld(UserError):
     pass
 
@@ -133,15 +128,18 @@ class StateStore:
         SQLite file, no tables) and an absent store reads as empty."""
         self.url = url
         try:
-            self.engine = engine_for(url)
+            self.engine = create_engine(url)
             if create:
                 ensure_tables(metadata, self.engine)
                 self.ready = True
             else:
                 self.ready = has_tables(metadata, self.engine)
         except (SQLAlchemyError, OSError) as err:
-            detail = getattr(err, "orig", None) or err
-            raise UserError(f"cannot open the state store: {redact(str(detail)).strip().splitlines()[0]}") from None
+            detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
+            raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,

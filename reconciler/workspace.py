@@ -20,8 +20,10 @@ from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
 from reconciler.secrets import redact
+from reconciler.state import StateStore
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -50,6 +52,7 @@ class Workspace:
     parallelism: int = 8
     progress: Callable[[int, int], None] | None = None  # (schemas read, schemas to read)
     _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
+    _state: StateStore | None = None
 
     @classmethod
     def open(cls, root: Path, config_file: Path | None = None, parallelism: int = 8) -> Workspace:
@@ -65,7 +68,7 @@ class Workspace:
             try:
                 self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
             except AdapterError as err:
-                raise UserError(redact(str(err))) from None
+                raise UserError(redact(str(err), self.config.secrets)) from None
             except ImportError as err:
                 raise UserError(f"catalog {name!r}: support for {cat.type!r} is not available "
                                 f"({err})") from None
@@ -77,9 +80,23 @@ class Workspace:
     def catalog_calls(self) -> int:
         return sum(a.calls for a in self._adapters.values())
 
+    def state(self, create: bool = True) -> StateStore:
+        """The state store, opened once. Readers pass create=False: an absent store
+        reads as empty and nothing is created (plan, drift, history, audit write nothing)."""
+        if self._state is None or (create and not self._state.ready):
+            if self._state is not None:
+                self._state.close()
+            self._state = StateStore(self.config.state_url, create=create)
+        return self._state
+
     def close(self) -> None:
-        for a in self._adapters.values():
+        """Release every connection the workspace opened (adapters, state store)."""
+        adapters, self._adapters = list(self._adapters.values()), {}
+        for a in adapters:
             a.close()
+        if self._state is not None:
+            self._state.close()
+            self._state = None
 
     # ---------------------------------------------------------- declarations
     def declarations(self, files: decl_mod.Files | None = None) -> decl_mod.Declarations:
@@ -119,7 +136,7 @@ class Workspace:
             try:
                 return fn(item)
             except AdapterError as err:
-                raise UserError(redact(str(err))) from None
+                raise UserError(redact(str(err), self.config.secrets)) from None
 
         if not threads or self.parallelism == 1 or len(items) < 2:
             return [guarded(i) for i in items]
@@ -128,7 +145,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
-             git: dict[str, str | None] | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
+             git: GitInfo | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
         with bulk_objects():

@@ -1,14 +1,18 @@
 """Shared fixtures: a copy of the sample repository, an in-process CLI runner,
-and throwaway PostgreSQL / MariaDB databases on the machine's real servers."""
+throwaway PostgreSQL / MariaDB databases on the machine's real servers, and a
+check that every plan any test emits is valid and round-trips."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 import shutil
+import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,13 +35,22 @@ class CliResult:
         return self.out + self.err
 
 
-def run_cli(repo: Path, *args: str) -> CliResult:
-    """Run `viewsync --repo REPO ARGS...` in-process, exactly as the console script does."""
+def run_cli(repo: Path, *args: str, env: Mapping[str, str] | None = None, process: bool = False,
+            timeout: float = 300) -> CliResult:
+    """The one way tests run `viewsync --repo REPO ARGS...`, with `env` added to the
+    environment. In-process by default, exactly as the console script runs (fast);
+    `process=True` runs it in a child process, as a shell would (nothing shared with
+    the test process: logging, caches, the secrets seen)."""
+    if process:
+        done = subprocess.run([sys.executable, "-m", "reconciler.cli", "--repo", str(repo), *args],
+                              capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+        return CliResult(done.returncode, done.stdout, done.stderr)
     from reconciler.cli import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
-    argv = sys.argv
+    argv, saved_env = sys.argv, {k: os.environ.get(k) for k in env or {}}
     sys.argv = ["viewsync", "--repo", str(repo), *args]
+    os.environ.update(env or {})
     code = 0
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -46,7 +59,33 @@ def run_cli(repo: Path, *args: str) -> CliResult:
         code = int(e.code or 0)
     finally:
         sys.argv = argv
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _every_plan_validates_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wrap Plan.to_json: whatever a test makes the code emit (plan --format json, --out,
+    show) must match reconciler/schemas/plan.schema.json and load back to the same plan."""
+    import jsonschema
+
+    from reconciler.plan_model import Plan
+
+    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
+    original = Plan.to_json
+
+    def checked(plan: Plan) -> dict:  # type: ignore[type-arg]
+        data = original(plan)
+        jsonschema.validate(data, schema)
+        again = original(Plan.from_json(json.loads(json.dumps(data))))
+        assert again == data, "a saved plan does not load back to the same plan"
+        return data
+
+    monkeypatch.setattr(Plan, "to_json", checked)
 
 
 @pytest.fixture
@@ -90,10 +129,6 @@ def pg_url() -> Iterator[str]:
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
     finally:
-        from reconciler.adapters import managed
-
-        with contextlib.suppress(KeyError):
-            managed._engines.pop(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}").dispose()
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()

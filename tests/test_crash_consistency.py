@@ -6,7 +6,6 @@ audit trail matches the catalog exactly."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -193,11 +192,7 @@ def pg_databases() -> Iterator[Iterator[str]]:
     try:
         yield fresh()
     finally:
-        from reconciler.adapters import managed
-
         for name in made:
-            with contextlib.suppress(KeyError):
-                managed._engines.pop(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}").dispose()
             with admin.connect() as conn:
                 conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()

@@ -16,10 +16,10 @@ from reconciler.access.evaluate import Denial, Identity, denials, policy_change_
 from reconciler.access.model import AccessPolicy
 from reconciler.errors import UserError
 from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Action, Plan, PlanError, dependencies
+from reconciler.plan import Action, Plan, PlanError, PlanErrorCode, dependencies
 from reconciler.state import GitInfo, StateStore
 
-NOT_PERMITTED = "not_permitted"
+NOT_PERMITTED = PlanErrorCode.NOT_PERMITTED
 NO_POLICY = "no access policy: everyone may change every view"
 
 
@@ -66,7 +66,7 @@ def check(plan: Plan, views: Mapping[ViewId, ViewSpec], policy: AccessPolicy | N
     for vid in views:
         by_name.setdefault(vid.name.lower(), []).append(vid)
     for action in plan.actions:
-        spec = ViewSpec.model_validate(action.desired) if action.desired is not None else None
+        spec = action.desired
         read = reads(action.view, spec, by_name) if spec is not None else set()
         people = [who.actor]
         for f in view_files(action.view):
@@ -118,7 +118,9 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
         if action is not None:
             reasons.setdefault(id(action), []).append(d.message)
     for seq, action in enumerate(plan.actions):
-        audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, action.before, action.desired,
+        audit_id = state.audit_start(run_id, seq, actor, action.action, action.view,
+                                     action.before.canonical() if action.before is not None else None,
+                                     action.desired.canonical() if action.desired is not None else None,
                                      None, None, [c.to_json() for c in action.changes], git)
         mine = reasons.get(id(action), []) + general
         if mine:

@@ -36,7 +36,7 @@ def notes(plan: Plan, catalogs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> 
         if action.desired is None or action.view.catalog not in catalogs:
             continue
         kind, options = catalogs[action.view.catalog]
-        mode = str(action.desired.get("security") or "definer")
+        mode = action.desired.security
         if mode not in enforced(kind, options):
             counts = recorded.setdefault(action.view.catalog, {})
             counts[mode] = counts.get(mode, 0) + 1

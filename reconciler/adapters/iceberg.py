@@ -140,7 +140,8 @@ def secrets_of(options: dict[str, Any]) -> list[str]:
 
 
 def scrub(text: str, secrets: list[str]) -> str:
-    """Mask our connection secrets, then everything the config loader registered."""
+    """Mask our connection secrets and URL passwords (the config's secrets are masked where
+    our errors leave the program)."""
     for secret in secrets:
         text = text.replace(secret, "***")
     return redact(text)

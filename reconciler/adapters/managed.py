@@ -9,7 +9,6 @@ version row; a drop soft-deletes. Works on SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,9 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.engines import create_engine
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
 from reconciler.secrets import redact
-from reconciler.timeouts import sql_connect_args
 
 metadata = sa.MetaData()
 
@@ -67,29 +66,6 @@ view_version_info = sa.Table(
     sa.Column("deleted_at", sa.BigInteger, nullable=False, default=0),
     sa.UniqueConstraint("view_id", "version", name="uk_view_version"),
 )
-
-_engines: dict[str, Engine] = {}
-_engines_lock = threading.Lock()
-
-
-def engine_for(url: str) -> Engine:
-    """One engine per URL per process (SQLite files are shared by catalog and state)."""
-    with _engines_lock:
-        eng = _engines.get(url)
-        if eng is None:
-            eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
-            if eng.dialect.name == "sqlite":
-                @sa.event.listens_for(eng, "connect")
-                def _pragmas(conn: Any, _record: Any) -> None:
-                    cur = conn.cursor()
-                    cur.execute("PRAGMA journal_mode=WAL")
-                    # WAL + NORMAL: no corruption on crash; only a power loss can lose the last commits.
-                    cur.execute("PRAGMA synchronous=NORMAL")
-                    cur.execute("PRAGMA busy_timeout=30000")
-                    cur.close()
-            _engines[url] = eng
-        return eng
-
 
 def _sqlite_file(engine: Engine) -> Path | None:
     if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
@@ -144,7 +120,7 @@ class ManagedAdapter(CatalogAdapter):
         if not isinstance(url, str) or not url:
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         try:
-            self.engine = engine_for(url)
+            self.engine = create_engine(url)
             self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
         except SQLAlchemyError as err:
             detail = redact(str(err.orig if hasattr(err, "orig") else err)).strip().splitlines()
@@ -168,6 +144,9 @@ class ManagedAdapter(CatalogAdapter):
 
     def describe(self) -> str:
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # ------------------------------------------------------------------ reads
     def list_schemas(self) -> list[str]:

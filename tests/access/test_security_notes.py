@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from reconciler.access.security import enforced, notes
-from reconciler.model import ViewId
+from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Action, Plan
 
 
 def _plan(*specs: tuple[str, str]) -> Plan:
     plan = Plan(project="p", declarations_digest="sha256:x")
     for i, (catalog, security) in enumerate(specs):
-        plan.actions.append(Action("create", ViewId(catalog, "s", f"v{i}"), "x", desired={"security": security}))
+        desired = ViewSpec.model_validate({"representations": [{"dialect": "spark", "sql": "SELECT 1"}],
+                                           "security": security})
+        plan.actions.append(Action("create", ViewId(catalog, "s", f"v{i}"), "x", desired=desired))
     plan.actions.append(Action("drop", ViewId("hive", "s", "gone"), "x"))  # a drop sets no mode
     return plan
 

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.conftest import CliResult, run_cli
+
 TRINO = "SELECT customer_id, sum(amount) AS total FROM analytics.orders GROUP BY customer_id"
 SPARK = "SELECT customer_id, SUM(amount) AS total FROM analytics.orders GROUP BY customer_id"
 
 
-def viewsync(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("viewsync")
-    cmd = [exe] if exe else [sys.executable, "-m", "reconciler.cli"]
-    return subprocess.run([*cmd, "--repo", str(repo), *args], capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ))
+def viewsync(repo: Path, *args: str) -> CliResult:
+    return run_cli(repo, *args, process=True)
 
 
 def _write_views(repo: Path, trino_sql: str) -> None:
@@ -62,12 +57,12 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     _write_views(repo, TRINO)
 
     plan = viewsync(repo, "plan", "--detailed-exitcode")
-    assert plan.returncode == 2, plan.stdout + plan.stderr
-    assert "customer_totals" in plan.stdout and "big_customers" in plan.stdout
+    assert plan.code == 2, plan.out + plan.err
+    assert "customer_totals" in plan.out and "big_customers" in plan.out
     applied = viewsync(repo, "apply", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
 
     stored = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
     assert stored["Parameters"]["viewsync.managed-by"] == "t"
@@ -78,22 +73,22 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     # An SQL edit is one update, applied, then nothing left to do.
     _write_views(repo, TRINO.replace("sum(amount)", "sum(amount) * 1"))
     plan = viewsync(repo, "plan", "--detailed-exitcode")
-    assert plan.returncode == 2, plan.stdout + plan.stderr
-    assert viewsync(repo, "apply", "--auto-approve").returncode == 0
+    assert plan.code == 2, plan.out + plan.err
+    assert viewsync(repo, "apply", "--auto-approve").code == 0
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "testing" not in again.stdout + again.stderr  # the dummy credentials are never printed
+    assert again.code == 0, again.out + again.err
+    assert "testing" not in again.out + again.err  # the dummy credentials are never printed
 
     # `viewsync history` shows Glue's table versions beside our own version rows.
     shown = viewsync(repo, "history", "glue.analytics.customer_totals")
-    assert shown.returncode == 0, shown.stderr
-    ours, native = shown.stdout.split("Native versions in catalog 'glue':")
+    assert shown.code == 0, shown.err
+    ours, native = shown.out.split("Native versions in catalog 'glue':")
     assert re.search(r"v1 .* create", ours) and re.search(r"v2 .* update .*representations.trino.sql", ours)
     assert len(re.findall(r"^\s+\d+\s", native, re.M)) >= 2
 
     # A saved plan is stale once Glue's VersionId moved, even when nothing else changed.
     _write_views(repo, TRINO)
-    assert viewsync(repo, "plan", "--out", str(tmp_path / "plan.json")).returncode == 0
+    assert viewsync(repo, "plan", "--out", str(tmp_path / "plan.json")).code == 0
     table = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
     same = {k: table[k] for k in ("Name", "TableType", "StorageDescriptor", "Parameters", "ViewOriginalText",
                                   "ViewExpandedText", "ViewDefinition", "Description", "Owner") if k in table}
@@ -101,7 +96,7 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     moved = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]["VersionId"]
     assert moved != table["VersionId"]
     stale = viewsync(repo, "apply", str(tmp_path / "plan.json"), "--auto-approve")
-    assert stale.returncode == 1 and "stale plan" in stale.stdout + stale.stderr, stale.stdout + stale.stderr
+    assert stale.code == 1 and "stale plan" in stale.out + stale.err, stale.out + stale.err
     after = raw_glue.get_table(DatabaseName="analytics", Name="customer_totals")["Table"]
     assert after["VersionId"] == moved  # nothing applied
 
@@ -127,17 +122,17 @@ def test_import_and_adopt_an_athena_view(tmp_path: Path, glue_url: str, raw_glue
                               "view_format": "athena"}},
     }))
     imported = viewsync(repo, "import", "--catalog", "glue")
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert imported.code == 0, imported.out + imported.err
     doc = yaml.safe_load((repo / "views" / "glue" / "analytics.yaml").read_text())
     assert doc["views"][0]["representations"] == [{"dialect": "trino", "sql": "SELECT 1 AS x"}]
 
     plan = viewsync(repo, "plan", "--adopt", "--detailed-exitcode")
-    assert plan.returncode == 2 and "adopt glue.analytics.athena_v" in plan.stdout, plan.stdout + plan.stderr
-    assert "~" not in plan.stdout.split("adopt glue.analytics.athena_v")[1].split("Plan:")[0]  # no field changes
+    assert plan.code == 2 and "adopt glue.analytics.athena_v" in plan.out, plan.out + plan.err
+    assert "~" not in plan.out.split("adopt glue.analytics.athena_v")[1].split("Plan:")[0]  # no field changes
     applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
     stored = raw_glue.get_table(DatabaseName="analytics", Name="athena_v")["Table"]
     assert stored["Parameters"]["viewsync.managed-by"] == "t" and stored["Parameters"]["presto_view"] == "true"
 
@@ -165,7 +160,7 @@ def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_u
                               "endpoint_url": glue_url, "view_format": "athena"}},
     }))
     imported = viewsync(repo, "import", "--catalog", "glue")
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert imported.code == 0, imported.out + imported.err
     files = list((repo / "views").rglob("*.yaml"))
     assert len(files) == 1
     doc = yaml.safe_load(files[0].read_text())
@@ -174,9 +169,9 @@ def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_u
     files[0].write_text(yaml.safe_dump(doc, sort_keys=False))
 
     applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
 
     stored = raw_glue.get_table(DatabaseName="analytics", Name="spark_v")["Table"]
     assert stored["Parameters"]["viewsync.managed-by"] == "t"

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests.conftest import CliResult, run_cli
 
-def viewsync(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reconciler.cli", "--repo", str(repo), *args],
-                          capture_output=True, text=True, timeout=300)
+
+def viewsync(repo: Path, *args: str) -> CliResult:
+    return run_cli(repo, *args, process=True)
 
 
 def test_plan_apply_plan_through_cli(tmp_path: Path, metastore: Any, spark: Any, database: str) -> None:
@@ -39,12 +38,12 @@ def test_plan_apply_plan_through_cli(tmp_path: Path, metastore: Any, spark: Any,
     }, sort_keys=False))
 
     plan = viewsync(repo, "plan", "--detailed-exitcode")
-    assert plan.returncode == 2, plan.stdout + plan.stderr
-    assert "region_totals" in plan.stdout
+    assert plan.code == 2, plan.out + plan.err
+    assert "region_totals" in plan.out
     applied = viewsync(repo, "apply", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
 
     rows = spark.sql(f"SELECT * FROM {database}.region_totals ORDER BY Region").collect()
     assert [(r["Region"], r["total"]) for r in rows] == [("eu", 7), ("us", 5)]
@@ -77,8 +76,8 @@ def test_plan_errors_through_cli(tmp_path: Path, metastore: Any, database: str, 
         "catalog": "hive", "schema": "no_such_db", "views": [view("v", "SELECT 1 AS id")]}))
 
     plan = viewsync(repo, "plan", "--format", "json")
-    assert plan.returncode == 1, plan.stdout + plan.stderr
-    errors = {(e["view"]["name"], e["code"]): e["message"] for e in json.loads(plan.stdout)["errors"]}
+    assert plan.code == 1, plan.out + plan.err
+    errors = {(e["view"]["name"], e["code"]): e["message"] for e in json.loads(plan.out)["errors"]}
     assert ("orders", "name_is_table") in errors
     assert ("v", "schema_missing") in errors
     assert "32700" in errors[("huge", "value_too_long")]
@@ -86,7 +85,7 @@ def test_plan_errors_through_cli(tmp_path: Path, metastore: Any, database: str, 
     assert "'hive'" in errors[("trino_only", "dialect_not_storable")]
     # Nothing is applied from an unappliable plan.
     applied = viewsync(repo, "apply", "--auto-approve")
-    assert applied.returncode == 1
+    assert applied.code == 1
     assert sorted(hms_client.get_all_tables(database)) == ["orders"]
 
 
@@ -105,18 +104,18 @@ def test_import_adopt_then_plan_is_empty(tmp_path: Path, metastore: Any, spark: 
         "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
     }))
     imported = viewsync(repo, "import", "--catalog", "hive", "--schema", database)
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert imported.code == 0, imported.out + imported.err
     doc = yaml.safe_load((repo / "views" / "hive" / f"{database}.yaml").read_text())
     [decl] = doc["views"]
     assert decl["name"] == "kinds"
     assert [c["name"] for c in decl["columns"]] == ["Kind", "Total"]
 
     blocked = viewsync(repo, "plan", "--detailed-exitcode")
-    assert blocked.returncode == 1 and "unmanaged" in (blocked.stdout + blocked.stderr).lower()
+    assert blocked.code == 1 and "unmanaged" in (blocked.out + blocked.err).lower()
     adopted = viewsync(repo, "apply", "--auto-approve", "--adopt")
-    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    assert adopted.code == 0, adopted.out + adopted.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
     rows = spark.sql(f"SELECT * FROM {database}.kinds ORDER BY Kind").collect()
     assert [(r["Kind"], r["Total"]) for r in rows] == [("a", 4), ("b", 2)]
 
@@ -141,15 +140,15 @@ def test_import_then_adopt_a_trino_view_in_a_spark_catalog(tmp_path: Path, metas
         "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
     }))
     imported = viewsync(repo, "import", "--catalog", "hive", "--schema", database)
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert imported.code == 0, imported.out + imported.err
 
     plan = viewsync(repo, "plan", "--adopt", "--format", "json")
-    assert plan.returncode == 0, plan.stdout + plan.stderr
-    assert "dialect_not_storable" not in plan.stdout
+    assert plan.code == 0, plan.out + plan.err
+    assert "dialect_not_storable" not in plan.out
     applied = viewsync(repo, "apply", "--adopt", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
     again = viewsync(repo, "plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
 
     stored = hms_client.get_table(database, "from_trino")
     assert stored.parameters["presto_view"] == "true"

@@ -4,11 +4,8 @@ that requires a bearer token (given as ${ICEBERG_TOKEN} in viewsync.yaml)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ import yaml
 
 from reconciler.adapters import open_adapter
 from reconciler.model import ViewId
+from tests.conftest import CliResult, run_cli
 
 from .conftest import IcebergServer
 
@@ -46,12 +44,8 @@ def _views_doc(ns: str, sql_suffix: str = "") -> dict[str, object]:
     }
 
 
-def _viewsync(repo: Path, token: str, *args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("viewsync")
-    cmd = [exe] if exe else [sys.executable, "-c", "from reconciler.cli import main; main()"]
-    env = {**os.environ, "ICEBERG_TOKEN": token, "NO_COLOR": "1"}
-    return subprocess.run([*cmd, "--repo", str(repo), *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+def _viewsync(repo: Path, token: str, *args: str) -> CliResult:
+    return run_cli(repo, *args, env={"ICEBERG_TOKEN": token, "NO_COLOR": "1"}, process=True)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -90,20 +84,20 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
     ns = _ns(repo)
     outputs: list[str] = []
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def run(*args: str) -> CliResult:
         res = _viewsync(repo, token, *args)
-        outputs.append(res.stdout + res.stderr)
+        outputs.append(res.out + res.err)
         return res
 
     first = run("plan", "--detailed-exitcode")
-    assert first.returncode == 2, first.stdout + first.stderr
-    assert f"lake.{ns}.customer_summary" in first.stdout and "2 to create" in first.stdout
+    assert first.code == 2, first.out + first.err
+    assert f"lake.{ns}.customer_summary" in first.out and "2 to create" in first.out
 
     applied = run("apply", "--auto-approve")
-    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.code == 0, applied.out + applied.err
 
     again = run("plan", "--detailed-exitcode")
-    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.code == 0, again.out + again.err
 
     # the views are real Iceberg views, with our marker and the git commit in the version summary
     adapter = open_adapter("lake", {"type": "iceberg-rest", "uri": iceberg_auth_server.uri, "token": token})
@@ -117,17 +111,17 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
     _git(repo, "commit", "-q", "-am", "filter")
     head = _git(repo, "rev-parse", "HEAD")
     changed = run("plan", "--detailed-exitcode")
-    assert changed.returncode == 2 and "representations.spark.sql" in changed.stdout
-    assert run("apply", "--auto-approve").returncode == 0
-    assert run("plan", "--detailed-exitcode").returncode == 0
+    assert changed.code == 2 and "representations.spark.sql" in changed.out
+    assert run("apply", "--auto-approve").code == 0
+    assert run("plan", "--detailed-exitcode").code == 0
     history = adapter.native_history(ViewId("lake", ns, "customer_summary"))
     assert [h.version for h in history] == ["1", "2"]
     assert history[-1].summary["viewsync.git-commit"] == head
 
     # `viewsync history` shows the catalog's native versions beside our own version rows
     shown = run("history", f"lake.{ns}.customer_summary")
-    assert shown.returncode == 0, shown.stderr
-    ours, native = shown.stdout.split("Native versions in catalog 'lake':")
+    assert shown.code == 0, shown.err
+    ours, native = shown.out.split("Native versions in catalog 'lake':")
     assert re.search(r"v1 .* create", ours) and re.search(rf"v2 .* update .*{head[:12]}", ours)
     assert re.search(r"^\s+1\s", native, re.M) and re.search(rf"^\s+2\s.*\[spark, trino\].*{head}", native, re.M)
 
@@ -139,8 +133,8 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
                           "updates": [{"action": "set-properties", "updates": {"comment": "edited by hand"}}]})
     assert r.status_code == 200, r.text
     drift = run("drift")
-    assert drift.returncode == 2, drift.stdout + drift.stderr
-    assert "top_customers" in drift.stdout
+    assert drift.code == 2, drift.out + drift.err
+    assert "top_customers" in drift.out
 
     for text in outputs:
         assert token not in text
@@ -148,6 +142,6 @@ def test_plan_apply_plan_through_the_cli(repo: Path, iceberg_auth_server: Iceber
 
 def test_wrong_token_fails_cleanly_without_leaking(repo: Path) -> None:
     res = _viewsync(repo, "not-the-right-token-777", "plan", "--detailed-exitcode")
-    assert res.returncode == 1, res.stdout + res.stderr
-    assert "not-the-right-token-777" not in res.stdout + res.stderr
-    assert "Traceback" not in res.stderr
+    assert res.code == 1, res.out + res.err
+    assert "not-the-right-token-777" not in res.out + res.err
+    assert "Traceback" not in res.err

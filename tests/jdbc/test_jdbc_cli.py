@@ -6,9 +6,6 @@ runs `python -m reconciler.cli` as a user would run `viewsync`.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -17,16 +14,15 @@ from conftest import Db
 from test_jdbc_discovery import ODD_VIEWS, TOTAL, make_odd, make_sales
 
 from reconciler.adapters.jdbc import READ_ONLY_MESSAGE
+from tests.conftest import CliResult, run_cli
 
 CATALOG = {"postgres": "pg", "mysql": "my", "sqlite": "lite"}
 PASSWORD = "pw-should-never-show-9f3a"
 
 
-def viewsync(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "VS_TEST_DB_PASSWORD": PASSWORD, "NO_COLOR": "1"}
-    result = subprocess.run([sys.executable, "-m", "reconciler.cli", "--repo", str(repo), *args],
-                            capture_output=True, text=True, env=env, timeout=120)
-    assert PASSWORD not in result.stdout + result.stderr
+def viewsync(repo: Path, *args: str) -> CliResult:
+    result = run_cli(repo, *args, env={"VS_TEST_DB_PASSWORD": PASSWORD, "NO_COLOR": "1"}, process=True)
+    assert PASSWORD not in result.out + result.err
     return result
 
 
@@ -64,7 +60,7 @@ def test_import_validate_plan_then_drift_and_expectations(db: Db, tmp_path: Path
     repo, catalog = make_repo(tmp_path, db)
 
     imported = viewsync(repo, *import_args(db, catalog))
-    assert imported.returncode == 0, imported.stderr
+    assert imported.code == 0, imported.err
     view_file = repo / "views" / catalog / f"{db.schema}.yaml"
     doc = yaml.safe_load(view_file.read_text(encoding="utf-8"))
     assert doc["catalog"] == catalog and doc["schema"] == db.schema
@@ -76,44 +72,44 @@ def test_import_validate_plan_then_drift_and_expectations(db: Db, tmp_path: Path
     assert PASSWORD not in view_file.read_text(encoding="utf-8")
 
     validated = viewsync(repo, "validate")
-    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert validated.code == 0, validated.out + validated.err
 
     planned = viewsync(repo, "plan", "--detailed-exitcode")
-    assert planned.returncode == 0, planned.stdout + planned.stderr
-    assert "No changes" in planned.stdout
+    assert planned.code == 0, planned.out + planned.err
+    assert "No changes" in planned.out
 
     if db.kind != "mysql":  # other databases on the shared MariaDB server may hold unmanaged views
         clean = viewsync(repo, "drift")
-        assert clean.returncode == 0, clean.stdout + clean.stderr
+        assert clean.code == 0, clean.out + clean.err
 
     # Someone changes a view with raw DDL: drift names it, plan refuses with the read-only message.
     replace_view(db, "v_calc", "SELECT id, amount * 3 AS double_amount FROM orders")
     drifted = viewsync(repo, "drift")
-    assert drifted.returncode == 2, drifted.stdout + drifted.stderr
-    line = next(ln for ln in drifted.stdout.splitlines() if f"{catalog}.{db.schema}.v_calc" in ln)
+    assert drifted.code == 2, drifted.out + drifted.err
+    line = next(ln for ln in drifted.out.splitlines() if f"{catalog}.{db.schema}.v_calc" in ln)
     assert "columns" in line and f"representations.{db.kind}.sql" in line
-    assert "v_join" not in drifted.stdout
+    assert "v_join" not in drifted.out
 
     refused = viewsync(repo, "plan", "--detailed-exitcode")
-    assert refused.returncode == 1
-    assert f"{catalog}.{db.schema}.v_calc" in refused.stdout + refused.stderr
-    assert READ_ONLY_MESSAGE in refused.stdout + refused.stderr
+    assert refused.code == 1
+    assert f"{catalog}.{db.schema}.v_calc" in refused.out + refused.err
+    assert READ_ONLY_MESSAGE in refused.out + refused.err
 
 
 def test_declaring_a_new_view_is_a_read_only_error(db: Db, tmp_path: Path) -> None:
     make_sales(db)
     repo, catalog = make_repo(tmp_path, db)
-    assert viewsync(repo, *import_args(db, catalog)).returncode == 0
+    assert viewsync(repo, *import_args(db, catalog)).code == 0
     view_file = repo / "views" / catalog / f"{db.schema}.yaml"
     doc = yaml.safe_load(view_file.read_text(encoding="utf-8"))
     doc["views"].append({"name": "brand_new", "columns": [{"name": "x", "type": "int"}],
                          "representations": [{"dialect": db.kind, "sql": "SELECT 1 AS x"}]})
     view_file.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
 
-    assert viewsync(repo, "validate").returncode == 0
+    assert viewsync(repo, "validate").code == 0
     refused = viewsync(repo, "plan", "--detailed-exitcode")
-    assert refused.returncode == 1
-    output = refused.stdout + refused.stderr
+    assert refused.code == 1
+    output = refused.out + refused.err
     assert f"{catalog}.{db.schema}.brand_new" in output
     assert READ_ONLY_MESSAGE in output
     # nothing was created behind the user's back
@@ -141,4 +137,4 @@ def test_unchanged_expectation_written_by_hand_matches(db: Db, tmp_path: Path) -
             "representations": [{"dialect": db.kind, "sql": snap_body}],
         }]}, sort_keys=False), encoding="utf-8")
     planned = viewsync(repo, "plan", "--detailed-exitcode", "--catalog", catalog)
-    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert planned.code == 0, planned.out + planned.err

@@ -1,0 +1,36 @@
+"""Saved plans (`plan --out`): reading one back, and refusing one that no longer
+matches the repository it is applied in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from reconciler.declarations import Declarations
+from reconciler.errors import UserError
+from reconciler.plan import Plan, PlanOptions
+from reconciler.scope import plan_options
+from reconciler.workspace import Workspace
+
+
+def load(path: Path) -> Plan:
+    try:
+        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such plan file") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise UserError(f"{path}: not a viewsync plan ({e})") from None
+
+
+def verify(ws: Workspace, plan: Plan, path: Path, decl: Declarations | None = None) -> PlanOptions:
+    """The options the saved plan was made with; raises UserError when it is for another
+    project or the declarations it covers changed since. (Live catalog changes are
+    checked by apply, under its lock.)"""
+    if plan.project != ws.config.project:
+        raise UserError(f"{path}: plan is for project {plan.project!r}, not {ws.config.project!r}")
+    opts = plan_options(ws.config, plan.scope)
+    decl = ws.declarations() if decl is None else decl
+    if ws.declarations_digest(decl, opts) != plan.declarations_digest:
+        raise UserError(f"stale plan: the declarations changed since {path} was made; nothing was "
+                        "applied. Run `viewsync plan` again")
+    return opts
