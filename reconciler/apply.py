@@ -7,14 +7,19 @@ converges."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
+from reconciler.events import model as ev
+from reconciler.events.dispatch import Emitter
 from reconciler.gitinfo import GitInfo
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
@@ -34,11 +39,12 @@ class ApplyResult:
     applied: list[Action] = field(default_factory=list)
     failed: list[tuple[Action, str]] = field(default_factory=list)
     skipped: list[Action] = field(default_factory=list)
+    refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
     repaired: list[str] = field(default_factory=list)  # records of dead runs fixed first
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.refused
 
 
 def lock_name(project: str) -> str:
@@ -89,8 +95,11 @@ def apply_plan(
     git: GitInfo,
     lock_timeout: float = 0,
     on_action: Callable[[Action, str, str | None], None] | None = None,
+    events: Emitter | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> ApplyResult:
+    """`events`: announce the run and every action (outbox rows in the audit rows' transactions,
+    blocking hooks before each action, delivery after each commit)."""
     if plan.errors:
         raise UserError("the plan has errors and cannot be applied")
     project = ws.config.project
@@ -122,6 +131,10 @@ def apply_plan(
             state.finish_run(run_id, "refused", {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
+        if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
+            events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
+                "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                "plan_digest": plan.digest(), "summary": plan.summary()}))
         ctx = WriteContext(actor=actor, git_commit=git.commit, run_id=run_id)
         for seq, action in enumerate(plan.actions):
             if result.failed:
@@ -129,29 +142,48 @@ def apply_plan(
                 continue
             snap = snapshots.get((action.view.catalog, action.view.schema))
             live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
-            error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project)
-            if error is None:
+            outcome, error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project, events)
+            if events is not None:
+                events.flush()
+            if outcome == "applied":
                 result.applied.append(action)
+            elif outcome == "refused":  # a hook's veto stops that action only
+                result.refused.append((action, error or ""))
             else:
-                result.failed.append((action, error))
+                result.failed.append((action, error or ""))
             if on_action:
-                on_action(action, "applied" if error is None else "failed", error)
+                on_action(action, outcome, error)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
                                          _canonical(action.desired), None, None,
                                          [c.to_json() for c in action.changes], git)
             state.finish_action(audit_id, "skipped", "not attempted: an earlier action failed")
-        state.finish_run(run_id, "success" if result.ok else "failed",
-                         {"applied": len(result.applied), "failed": len(result.failed),
-                          "skipped": len(result.skipped)})
+        summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
+        if result.refused:
+            summary["refused"] = len(result.refused)
+        state.finish_run(run_id, "success" if result.ok else "failed", summary)
+        if events is not None:
+            events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
+                "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                "outcome": "success" if result.ok else "failed", "summary": summary}))
+            events.flush()
         return result
     except StalePlan:
         raise
     except BaseException:
         state.finish_run(run_id, "failed", {"applied": len(result.applied)})
+        if events is not None:
+            with contextlib.suppress(Exception):  # the original error matters more
+                events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
+                    "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
+                    "outcome": "failed", "summary": {"applied": len(result.applied)}}))
         raise
     finally:
         state.release_lock(lock_name(project), run_id)
+
+
+def _git(git: GitInfo) -> dict[str, str | None]:
+    return {"commit": git.commit, "ref": git.ref, "author": git.author}
 
 
 def _canonical(spec: ViewSpec | None) -> dict[str, Any] | None:
@@ -159,15 +191,36 @@ def _canonical(spec: ViewSpec | None) -> dict[str, Any] | None:
 
 
 def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
-             actor: str, git: GitInfo, ctx: WriteContext, project: str) -> str | None:
-    """Run one action; returns an error message or None. The audit row is written
-    first (pending) so a crash mid-call still leaves a trace."""
+             actor: str, git: GitInfo, ctx: WriteContext, project: str,
+             events: Emitter | None = None) -> tuple[str, str | None]:
+    """Run one action; returns its outcome (applied, failed, refused) and error message. The audit row is
+    written first (pending) so a crash mid-call still leaves a trace; each audit write carries its event
+    into the outbox in the same transaction."""
     spec = action.desired
     after_digest = spec.digest() if spec is not None else None
     before_digest = action.before.digest() if action.before is not None else None
     changes = [c.to_json() for c in action.changes]
+
+    def announce(event_type: str, outcome: str | None = None, error: str | None = None) -> dict[str, Any] | None:
+        if events is None:
+            return None
+        return events.action_event(event_type, action, run_id=run_id, seq=seq, actor=actor, git=_git(git),
+                                   before_digest=before_digest, after_digest=after_digest, outcome=outcome,
+                                   error=error)
+
+    def store(event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
+        if events is None or event is None:
+            return None
+        return lambda conn: events.enqueue(conn, event)
+
+    pre = announce(ev.pre_type(action.action))
     audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
-                                 _canonical(spec), before_digest, after_digest, changes, git)
+                                 _canonical(spec), before_digest, after_digest, changes, git, also=store(pre))
+    refusal = events.veto(pre) if events is not None and pre is not None else None
+    if refusal is not None:
+        message = redact(refusal, ws.config.secrets)
+        state.audit_finish(audit_id, "refused", message, also=store(announce(ev.FAILED, "refused", message)))
+        return "refused", message
     adapter = ws.adapter(action.view.catalog)
     try:
         if action.action == "create":
@@ -181,12 +234,14 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             adapter.drop(live, ctx)
     except AdapterError as err:
         message = redact(str(err), ws.config.secrets)
-        state.finish_action(audit_id, "failed", message)
-        return message
+        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
+        return "failed", message
     except Exception as err:  # an unexpected backend failure must still be recorded
         message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
-        state.finish_action(audit_id, "failed", message)
-        return message
+        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
+        return "failed", message
+    # One transaction: the audit outcome, the version row and the outbox event.
     state.finish_action(audit_id, "applied", version=VersionRecord(
-        run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor, git.commit))
-    return None
+        run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor, git.commit),
+        also=store(announce(ev.post_type(action.action, True), "applied")))
+    return "applied", None

@@ -21,6 +21,10 @@ from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed
+from reconciler.events import commands as event_cmds
+from reconciler.events import outbox
+from reconciler.events.commands import open_emitter
+from reconciler.events.dispatch import Emitter
 from reconciler.importer import import_catalog
 from reconciler.model import ViewId
 from reconciler.output import OutputFormat
@@ -241,6 +245,7 @@ def apply(
                              ws.config.state_url, info)
     if not result.actions:
         out("Nothing to apply.\n")
+        _deliver_pending(open_emitter(ws, ws.state().engine, log=err))
         return
     if not auto_approve:
         if not sys.stdin.isatty():
@@ -256,12 +261,23 @@ def apply(
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(line + (f" ({error})" if error else "") + "\n")
 
-    res = apply_plan(ws, result, state, who, info, lock_timeout, progress,
+    emitter = open_emitter(ws, state.engine, decl.views, err)
+    res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
                      on_note=lambda note: out(f"Repaired: {note}\n"))
-    out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed, "
+    refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
+    out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed{refused}, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
+    _deliver_pending(emitter)
     if not res.ok:
         raise typer.Exit(1)
+
+
+def _deliver_pending(emitter: Emitter) -> None:
+    """Every apply ends by retrying what is in the outbox; a sink that is down never fails it."""
+    report = emitter.drain()
+    if report.pending:
+        err(f"Warning: {report.pending} event deliveries pending; the next apply or `viewsync events deliver` "
+            "retries them")
 
 
 @app.command()
@@ -326,6 +342,60 @@ def audit(
         out(json.dumps(history_mod.audit_json(rows), indent=2, default=str) + "\n")
     else:
         out(history_mod.audit_text(rows))
+
+
+events_app = typer.Typer(help="Events announced by applies, and their delivery.", invoke_without_command=True)
+app.add_typer(events_app, name="events")
+
+
+@events_app.callback()
+def events(
+    ctx: typer.Context,
+    pending: Annotated[bool, typer.Option("--pending", help="Only events some sink has not received.")] = False,
+    since: Annotated[str | None, typer.Option(help="ISO time or duration (7d, 12h).")] = None,
+    run: Annotated[str | None, typer.Option(help="Run id (prefix).")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json")] = "text",
+) -> None:
+    """List events from the outbox with each sink's delivery state."""
+    if ctx.invoked_subcommand:
+        return
+    if fmt not in ("text", "json"):
+        raise UserError(f"--format {fmt!r}: expected text or json")
+    engine = _open(ctx).state().engine
+    outbox.ensure(engine)
+    rows = outbox.listing(engine, pending, history_mod.parse_since(since), run)
+    out(event_cmds.events_json(rows) if fmt == "json" else event_cmds.events_text(rows))
+
+
+@events_app.command("deliver")
+def events_deliver(ctx: typer.Context) -> None:
+    """Deliver every pending event now (with retries and backoff); exit 1 if some stay pending."""
+    ws = _open(ctx)
+    report = open_emitter(ws, ws.state().engine, log=err).drain()
+    out(f"Event deliveries: {report.delivered} delivered, {report.rejected} rejected, {report.pending} pending.\n")
+    if report.pending:
+        raise typer.Exit(1)
+
+
+@app.command()
+def lineage(
+    ctx: typer.Context,
+    view: Annotated[str, typer.Argument(help="catalog.schema.view")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json | dot")] = "text",
+    ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
+) -> None:
+    """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted)."""
+    if fmt not in ("text", "json", "dot"):
+        raise UserError(f"--format {fmt!r}: expected text, json or dot")
+    decl = _declarations(_open(ctx), ref)
+    vid = _parse_view(view)
+    if vid not in decl.views:
+        raise UserError(f"{vid}: not declared")
+    lin = event_cmds.declared_lineage(decl.views, vid)
+    if fmt == "json":
+        out(json.dumps(lin.to_json(), indent=2) + "\n")
+    else:
+        out(event_cmds.lineage_dot(lin) if fmt == "dot" else event_cmds.lineage_text(lin))
 
 
 @app.command("import")

@@ -69,6 +69,7 @@ class Config:
     state_url: str
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
 
@@ -189,6 +190,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             max_drop_fraction=float(pol.get("max_drop_fraction", 0.25)),
             adopt=bool(pol.get("adopt", False)),
         ),
+        events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
     )
 

@@ -6,6 +6,7 @@ import difflib
 import json
 from typing import Any
 
+from reconciler.events.lineage import change_of
 from reconciler.output import OutputFormat
 from reconciler.plan import Action, Change, Plan, YamlChange
 
@@ -223,6 +224,9 @@ def _action_markdown(a: Action) -> str:
             lines.extend(f"  - `{_md_escape(c)}`" for c in column_changes(ch.before, ch.after))
         else:
             lines.append(f"- `{ch.field}`: {_md_escape(_short(ch.before))} → {_md_escape(_short(ch.after))}")
+    lineage = change_of(str(a.view), a.before, a.desired)
+    if lineage:
+        lines += ["", "Lineage:", "```diff", *lineage, "```"]
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reconciler.adapters.managed import ensure_tables, has_tables
@@ -56,7 +58,7 @@ audit = sa.Table(
     sa.Column("before_digest", sa.String(80)),
     sa.Column("after_digest", sa.String(80)),
     sa.Column("changes", sa.Text),
-    sa.Column("outcome", sa.String(16), nullable=False),  # pending | applied | failed | skipped | unknown
+    sa.Column("outcome", sa.String(16), nullable=False),  # pending | applied | failed | refused | skipped | unknown
     sa.Column("error", sa.Text),
     sa.Column("git_commit", sa.String(64)),
     sa.Column("git_ref", sa.String(255)),
@@ -162,8 +164,10 @@ class StateStore:
     def audit_start(self, run_id: str, seq: int, actor: str, action: str, view: ViewId,
                     before: dict[str, Any] | None, after: dict[str, Any] | None,
                     before_digest: str | None, after_digest: str | None,
-                    changes: list[dict[str, Any]], git: GitInfo) -> int:
-        """Written before the catalog is touched, so a crash leaves a 'pending' trace."""
+                    changes: list[dict[str, Any]], git: GitInfo,
+                    also: Callable[[Connection], None] | None = None) -> int:
+        """Written before the catalog is touched, so a crash leaves a 'pending' trace.
+        `also` writes more in the same transaction (the event outbox)."""
         with self.engine.begin() as conn:
             res = conn.execute(audit.insert().values(
                 run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
@@ -173,24 +177,30 @@ class StateStore:
                 before_digest=before_digest, after_digest=after_digest,
                 changes=json.dumps(changes, sort_keys=True), outcome="pending",
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author))
+            if also is not None:
+                also(conn)
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
 
-    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None) -> None:
-        self.finish_action(audit_id, outcome, error)
+    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
+                     also: Callable[[Connection], None] | None = None) -> None:
+        self.finish_action(audit_id, outcome, error, also=also)
 
     def finish_action(self, audit_id: int, outcome: str, error: str | None = None,
-                      version: VersionRecord | None = None) -> int | None:
-        """The per-view state transaction, after the catalog call: the audit outcome
-        and, for an applied change, its version row commit together, so a kill
-        leaves either a 'pending' row (repaired by the next run) or both.
-        Rows that must be exactly as durable (an event outbox) belong in here.
-        Returns the version number written, if any."""
+                      version: VersionRecord | None = None,
+                      also: Callable[[Connection], None] | None = None) -> int | None:
+        """The per-view state transaction, after the catalog call: the audit outcome,
+        for an applied change its version row, and `also` (the event outbox) commit
+        together, so a kill leaves either a 'pending' row (repaired by the next run)
+        or all of them. Returns the version number written, if any."""
         for _ in range(5):
             try:
                 with self.engine.begin() as conn:
                     conn.execute(audit.update().where(audit.c.id == audit_id).values(
                         outcome=outcome, error=redact(error) if error else None))
-                    return self._insert_version(conn, version) if version is not None else None
+                    number = self._insert_version(conn, version) if version is not None else None
+                    if also is not None:
+                        also(conn)
+                    return number
             except IntegrityError:
                 continue  # another writer took this version number; read again
         raise UserError(f"could not record a version for {version.view if version else audit_id}")
