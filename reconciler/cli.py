@@ -20,7 +20,7 @@ from reconciler.access import hooks as access_hooks
 from reconciler.access.security import notes as security_notes
 from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
-from reconciler.errors import UserError, ValidationFailed
+from reconciler.errors import UserError, ValidationFailed, ViewsyncError
 from reconciler.events import commands as event_cmds
 from reconciler.events import outbox
 from reconciler.events.commands import open_emitter
@@ -119,6 +119,8 @@ def _open(ctx: typer.Context) -> Workspace:
     session = ctx.find_object(Session)
     assert session is not None
     session.workspaces.append(ws)
+    for warning in ws.config.warnings:
+        err(f"Warning: {warning}")
     if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
         ws.progress = _progress
     return ws
@@ -453,7 +455,7 @@ def main() -> None:
         err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems),
             session.secrets)
         sys.exit(1)
-    except UserError as e:
+    except ViewsyncError as e:  # the one place expected errors become output
         err(f"Error: {e}", session.secrets)
         sys.exit(1)
     except typer.Abort:

@@ -69,6 +69,7 @@ class Config:
     state_url: str
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
+    warnings: list[str] = field(default_factory=list)  # located, e.g. deprecated option names
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
@@ -190,9 +191,24 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             max_drop_fraction=float(pol.get("max_drop_fraction", 0.25)),
             adopt=bool(pol.get("adopt", False)),
         ),
+        warnings=_deprecations(data, node, display),
         events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
     )
+
+
+def _deprecations(data: dict[str, Any], node: Any, display: str) -> list[str]:
+    """A located warning per deprecated catalog option (still accepted)."""
+    from reconciler.adapters.options import deprecated_options
+
+    out: list[str] = []
+    for name, opts in data["catalogs"].items():
+        for old, new in deprecated_options(schema_document("config.schema.json"), str(opts["type"])).items():
+            if old in opts:
+                path: tuple[str | int, ...] = ("catalogs", name, old)
+                line, col = yamlsrc.locate(node, path, key_of_last=True)
+                out.append(f"{display}:{line}:{col}: {yamlsrc.path_text(path)}: deprecated, use {new!r} instead")
+    return out
 
 
 def resolve_sqlite_url(url: str, root: Path) -> str:

@@ -1,12 +1,36 @@
-"""Expected errors: shown to the user as one clear line each, never as a traceback."""
+"""Expected errors: shown to the user as one clear line each, never as a traceback.
+
+Every expected failure is a `ViewsyncError`; the CLI translates that one root in
+one place (`reconciler.cli.main`): message redacted, exit code 1. Anything else
+that escapes is a bug and is reported as "unexpected".
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 
-class UserError(Exception):
-    """An expected failure the user can fix; exit code 1."""
+class ViewsyncError(Exception):
+    """Root of the expected failures; the message is shown as-is (after redaction)."""
+
+
+class UserError(ViewsyncError):
+    """An expected failure the user can fix (bad input, stale plan, lock held...)."""
+
+
+class AdapterError(ViewsyncError):
+    """A catalog failed or refused (unreachable, denied, read-only...). The message names
+    the catalog and holds no secrets."""
+
+
+class ConflictError(AdapterError):
+    """The live view changed under us (optimistic concurrency failed): plan again."""
+
+
+class DecodeError(ViewsyncError):
+    """Catalog content that cannot be read as a view (an unreadable definition, a type
+    outside the grammar...). Adapters turn it into a read-only placeholder plus a
+    warning; it reaches the user only when there is no such fallback."""
 
 
 @dataclass(frozen=True)

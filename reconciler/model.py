@@ -358,6 +358,11 @@ def spec_from_canonical(data: dict[str, Any]) -> ViewSpec:
     return ViewSpec.model_validate(data)
 
 
+class AdapterHandle:
+    """Base of the adapter-private state a LiveView carries from fetch to update/drop
+    (a table object, a version id...). Each adapter subclasses it; nobody else reads it."""
+
+
 class LiveView(BaseModel):
     """A view as an adapter read it back from its catalog."""
 
@@ -371,7 +376,7 @@ class LiveView(BaseModel):
     native_version: str | None = None
     fingerprint: str = ""  # changes whenever anything about the live view changes
     writable: bool = True  # False for things we must never touch (e.g. Trino materialized views)
-    handle: Any = Field(default=None, exclude=True)  # adapter-private (uuid, table object...)
+    handle: AdapterHandle | None = Field(default=None, exclude=True)  # adapter-private, see AdapterHandle
 
     def model_post_init(self, __context: Any) -> None:
         if not self.fingerprint:

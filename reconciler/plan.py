@@ -298,10 +298,7 @@ def _only_queries(actions: list[Action], desired: Mapping[ViewId, ViewSpec], pla
 
 
 def _read_only(message: str, adapter: CatalogAdapter) -> str:
-    detail = getattr(adapter, "READ_ONLY_MESSAGE", None) or (
-        f"catalog {adapter.name!r} is a read-only {adapter.kind} catalog; views can be managed in catalogs "
-        "of type managed, iceberg-rest, hms or glue")
-    return f"{message}; {detail}"
+    return f"{message}; {adapter.READ_ONLY_MESSAGE}"
 
 
 def _creation_changes(spec: ViewSpec) -> list[Change]:

@@ -17,12 +17,11 @@ from typing import TypeVar
 
 from reconciler import declarations as decl_mod
 from reconciler.adapters import open_adapter
-from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
+from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo
 from reconciler.plan import Plan, PlanOptions, build_plan, selected
-from reconciler.secrets import redact
 from reconciler.state import StateStore
 
 T = TypeVar("T")
@@ -65,13 +64,7 @@ class Workspace:
             if cat is None:
                 raise UserError(f"unknown catalog {name!r} (viewsync.yaml defines: "
                                 f"{', '.join(sorted(self.config.catalogs))})")
-            try:
-                self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
-            except AdapterError as err:
-                raise UserError(redact(str(err), self.config.secrets)) from None
-            except ImportError as err:
-                raise UserError(f"catalog {name!r}: support for {cat.type!r} is not available "
-                                f"({err})") from None
+            self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
         return self._adapters[name]
 
     def adapters(self, names: Iterable[str]) -> dict[str, CatalogAdapter]:
@@ -132,16 +125,11 @@ class Workspace:
         return {(s.catalog, s.schema): s for s in results}
 
     def _map(self, fn: Callable[[T], R], items: list[T], threads: bool = True) -> list[R]:
-        def guarded(item: T) -> R:
-            try:
-                return fn(item)
-            except AdapterError as err:
-                raise UserError(redact(str(err), self.config.secrets)) from None
-
+        # AdapterErrors propagate as they are: the CLI translates every expected error once.
         if not threads or self.parallelism == 1 or len(items) < 2:
-            return [guarded(i) for i in items]
+            return [fn(i) for i in items]
         with ThreadPoolExecutor(max_workers=min(self.parallelism, len(items))) as pool:
-            return list(pool.map(guarded, items))
+            return list(pool.map(fn, items))
 
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,

@@ -76,7 +76,6 @@ class MemoryCatalog(CatalogAdapter):
         dialects = self.options.get("dialects")
         writable = bool(self.options.get("writable", True))
         return Capabilities(strategy="managed" if writable else "read-only", writable=writable,
-                            multi_dialect=True, native_versions=False,
                             writable_dialects=frozenset(dialects) if dialects is not None else None,
                             io_bound_fetch=False, fold_names=bool(self.options.get("fold_names", False)))
 

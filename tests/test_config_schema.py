@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from reconciler.adapters import glue, iceberg
+from reconciler.adapters.glue import adapter as glue
+from reconciler.adapters.iceberg import adapter as iceberg
 from tests.conftest import ROOT
 
 SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "config.schema.json").read_text())
@@ -25,4 +26,4 @@ def test_schema_allows_exactly_the_adapter_options(kind: str, known: frozenset[s
 
 
 def test_hms_options_in_schema() -> None:
-    assert _options("hms") == {"uri", "write_format", "timeout", "spark_catalog", "trino_catalog"}
+    assert _options("hms") == {"uri", "engine_format", "write_format", "timeout", "spark_catalog", "trino_catalog"}

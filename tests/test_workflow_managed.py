@@ -357,8 +357,7 @@ def test_dialect_the_catalog_cannot_store_is_a_plan_error() -> None:
     class SparkOnly(ManagedAdapter):  # a managed store restricted to one dialect
         @property
         def capabilities(self) -> Capabilities:
-            return Capabilities(strategy="managed", writable=True, multi_dialect=False, native_versions=True,
-                                writable_dialects=frozenset({"spark"}))
+            return Capabilities(strategy="managed", writable=True, writable_dialects=frozenset({"spark"}))
 
     adapter = SparkOnly("local", {"url": "sqlite:///:memory:"})
     spec = ViewSpec(representations=[Representation(dialect="spark", sql="SELECT 1"),

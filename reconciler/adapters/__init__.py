@@ -1,7 +1,10 @@
-"""Catalog adapters, one module per catalog kind, loaded lazily by kind.
+"""Catalog adapters, one module (or package) per catalog kind, loaded lazily by kind.
 
-Adding a catalog kind: write `reconciler/adapters/<kind>.py` with a
-`CatalogAdapter` subclass and add one line here.
+Adding a catalog kind: write `reconciler/adapters/<kind>.py` (or a package) with a
+`CatalogAdapter` subclass implementing the contract in `base.py` (a metastore-style
+catalog extends `metastore.MetastoreAdapter`) and its `Options` model, add one line
+here, run `python scripts/regen_options.py`, and give it a backend fixture in
+`tests/contract/conftest.py`: the contract suite then runs on it.
 """
 
 from __future__ import annotations
@@ -33,4 +36,8 @@ def adapter_class(kind: str) -> type[CatalogAdapter]:
 
 def open_adapter(name: str, options: dict[str, Any]) -> CatalogAdapter:
     kind = str(options.get("type"))
-    return adapter_class(kind)(name, {k: v for k, v in options.items() if k != "type"})
+    try:
+        cls = adapter_class(kind)
+    except ImportError as err:  # a client library missing from this installation
+        raise AdapterError(f"catalog {name!r}: support for {kind!r} is not available ({err})") from None
+    return cls(name, {k: v for k, v in options.items() if k != "type"})

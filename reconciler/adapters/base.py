@@ -1,47 +1,77 @@
-"""The one interface every catalog kind implements.
+"""The adapter contract: the one interface every catalog kind implements.
 
-The planner only ever calls `fetch(schema)` (one bulk read per schema, so a
-plan costs O(schemas) catalog calls) and, in apply, `create/update/drop`.
-A new catalog kind is one new module with one `CatalogAdapter` subclass,
-registered by its `kind` in `reconciler.adapters.REGISTRY`.
+This module is the single source of truth for what an adapter receives,
+returns and raises; the planner and apply rely on nothing else. A new catalog
+kind is one module (or package) with one `CatalogAdapter` subclass, registered
+by its `kind` in `reconciler.adapters.REGISTRY`; `tests/contract/` then runs
+the shared contract suite on it.
+
+Call pattern. plan: `list_schemas()` once per catalog, `fetch(schema)` once per
+schema (one bulk read, so a plan costs O(schemas) catalog calls), then per
+declared view `check()` and `storable()`. apply: `fetch()` again under the lock,
+then `create` / `update` / `drop` per action. `history`: `native_history()`.
+Every method may be called from several threads at once (fetches run in a pool).
+
+Errors. Everything an adapter raises on purpose is an `AdapterError` (a
+`ViewsyncError`): the catalog is unreachable, refused, or is read-only; its
+`ConflictError` subclass means the live view changed since it was read (plan
+again). Content the adapter cannot read is never an error: it becomes a
+read-only placeholder (`writable=False`) plus a warning, so the planner still
+knows the name is taken. Messages name the catalog, fit on one line and hold no
+secrets: build them with `error()` / `fail()`, which go through `redact()`.
 """
 
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, ViewId, ViewSpec
+from pydantic import ValidationError
+
+from reconciler import secrets
+from reconciler import types as vtypes
+from reconciler.adapters.options import CatalogOptions
+
+# The contract's exceptions, re-exported for adapters.
+from reconciler.errors import AdapterError as AdapterError
+from reconciler.errors import ConflictError as ConflictError
+from reconciler.errors import DecodeError as DecodeError
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, Representation, ViewId, ViewSpec
 
 Strategy = Literal["managed", "delegate", "format-aware", "read-only"]
 
+# What decoding catalog content may raise: our decoders' error, or the model / the type
+# grammar rejecting a value the catalog holds. Adapters catch exactly these when reading.
+DECODE_FAILURES: tuple[type[Exception], ...] = (DecodeError, ValidationError, vtypes.TypeError_)
 
-class AdapterError(Exception):
-    """An expected backend failure; the message is shown to the user as-is (no secrets)."""
+H = TypeVar("H", bound=AdapterHandle)
+C = TypeVar("C")
 
 
-class SchemaMissing(AdapterError):
-    """The schema / database / namespace does not exist in the catalog."""
-
-
-class ConflictError(AdapterError):
-    """The live view changed under us (optimistic concurrency failed)."""
+def detail_of(exc: BaseException | str) -> str:
+    """The first line of what a client library said (DBAPI errors keep theirs in `orig`;
+    many add hints on further lines), or the exception's type when it said nothing."""
+    text = exc if isinstance(exc, str) else str(getattr(exc, "orig", None) or exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines:
+        return lines[0]
+    return exc if isinstance(exc, str) else type(exc).__name__
 
 
 @dataclass(frozen=True)
 class Capabilities:
-    strategy: Strategy
-    writable: bool
-    multi_dialect: bool  # stores several representations natively
-    native_versions: bool  # the catalog keeps its own version history
-    # dialects the catalog can store; None = any dialect
+    """What the planner may assume about a catalog. Every flag here is read by the planner,
+    apply or the workspace; a flag nobody reads does not belong here."""
+
+    strategy: Strategy  # shown on every plan action
+    writable: bool  # False: declarations are expectations; create/update/drop raise
+    # dialects a writable catalog can store; None = any (the planner refuses the others)
     writable_dialects: frozenset[str] | None = None
     # the catalog rewrites SQL (PostgreSQL, Glue): compare through sqlglot normalisation
     rewrites_sql: bool = False
-    # the catalog needs explicit columns in every view it stores
-    requires_columns: bool = False
     # fetches wait on a server (True) or are Python work in this process (False, e.g.
     # SQLite): only the former gains from the --parallelism thread pool.
     io_bound_fetch: bool = True
@@ -105,52 +135,168 @@ class NativeVersion:
     dialects: tuple[str, ...] = ()
 
 
+class ThreadClients(Generic[C]):
+    """One client per thread (for client libraries that are not thread-safe: thrift,
+    requests sessions), opened lazily, all closed by `close_all`."""
+
+    def __init__(self, open_client: Callable[[], C], close_client: Callable[[C], None]) -> None:
+        self._open, self._close = open_client, close_client
+        self._local = threading.local()
+        self._all: list[C] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> C:
+        client: C | None = getattr(self._local, "client", None)
+        if client is None:
+            client = self._open()
+            self._local.client = client
+            with self._lock:
+                self._all.append(client)
+        return client
+
+    def discard(self) -> None:
+        """Close and forget this thread's client (after a broken connection)."""
+        client: C | None = getattr(self._local, "client", None)
+        self._local.client = None
+        if client is not None:
+            with self._lock:
+                if client in self._all:
+                    self._all.remove(client)
+            self._close(client)
+
+    def close_all(self) -> None:
+        with self._lock:
+            clients, self._all = self._all, []
+        for client in clients:
+            self._close(client)
+        self._local = threading.local()
+
+
 class CatalogAdapter(ABC):
+    """One catalog of one kind, opened from its viewsync.yaml options.
+
+    The constructor validates the options and raises AdapterError for bad ones; it
+    must not connect (`validate` and `audit` never touch catalogs)."""
+
     kind: ClassVar[str]
+    # The catalog's options in viewsync.yaml (generates the config schema and README table).
+    Options: ClassVar[type[CatalogOptions]] = CatalogOptions
+    # Why writes are refused, for read-only kinds: shown in plan errors and apply failures.
+    READ_ONLY_MESSAGE: ClassVar[str] = ("this catalog is read-only in viewsync; views can be managed in catalogs "
+                                        "of type managed, iceberg-rest, hms or glue")
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         self.name = name
         self.options = options
         self.calls = 0  # catalog round trips, counted by the adapter
         self._calls_lock = threading.Lock()
+        # longest first, so a secret containing another is masked whole
+        self._secrets = sorted({s for s in self.secret_values() if s}, key=len, reverse=True)
 
     def count_call(self, n: int = 1) -> None:
         with self._calls_lock:
             self.calls += n
 
+    # ------------------------------------------------------------ redaction & errors
+    def secret_values(self) -> Iterable[str]:
+        """Option values of this catalog that must never be shown (tokens, passwords...),
+        beyond what `reconciler.secrets` already masks (environment values, URL passwords)."""
+        return ()
+
+    def redact(self, text: str) -> str:
+        """The one redactor of adapter output: this catalog's secrets, then everything
+        `reconciler.secrets.redact` masks."""
+        for secret in self._secrets:
+            text = text.replace(secret, secrets.MASK)
+        return secrets.redact(text)
+
+    def error(self, message: str, cls: type[AdapterError] = AdapterError) -> AdapterError:
+        """An error to raise with `message` (which should name the catalog), redacted."""
+        return cls(self.redact(message))
+
+    def fail(self, what: str, cause: BaseException | str, cls: type[AdapterError] = AdapterError) -> AdapterError:
+        """`catalog 'name': what: <first line of cause>`, redacted."""
+        return self.error(f"catalog {self.name!r}: {what}: {detail_of(cause)}", cls)
+
+    def read_only_message(self, view: ViewId | None = None) -> str:
+        where = f"catalog {self.name!r}" + (f", view {view}" if view is not None else "")
+        return f"{where}: {self.READ_ONLY_MESSAGE}"
+
+    @staticmethod
+    def handle_of(live: LiveView, kind: type[H]) -> H | None:
+        """The adapter-private handle `fetch` put on `live`, if it is of this adapter's type."""
+        return live.handle if isinstance(live.handle, kind) else None
+
+    def placeholder(self, view: ViewId, text: str, dialect: str, fmt: str, *, fingerprint: str = "",
+                    managed_by: str | None = None, spec_digest: str | None = None,
+                    native_version: str | None = None, handle: AdapterHandle | None = None,
+                    default_namespace: list[str] | None = None) -> LiveView:
+        """A live view this adapter cannot read: listed, never written (writable=False),
+        holding its raw SQL text so a user can see what is there."""
+        spec = ViewSpec(representations=[Representation(dialect=dialect, sql=text if text.strip()
+                                                        else "-- unreadable")],
+                        default_namespace=default_namespace)
+        return LiveView(id=view, spec=spec, format=fmt, fingerprint=fingerprint, writable=False,
+                        managed_by=managed_by, spec_digest=spec_digest, native_version=native_version,
+                        handle=handle)
+
+    # ------------------------------------------------------------------ the contract
     @property
     @abstractmethod
-    def capabilities(self) -> Capabilities: ...
+    def capabilities(self) -> Capabilities:
+        """Constant for the adapter's lifetime."""
 
     @abstractmethod
     def list_schemas(self) -> list[str]:
-        """Schemas (dotted namespaces) that exist in the catalog."""
+        """Names (dotted for nested namespaces) of the schemas that exist, sorted.
+        Raises AdapterError when the catalog cannot be read."""
 
     @abstractmethod
     def fetch(self, schema: str) -> SchemaSnapshot:
-        """All views (and the names of other objects) of one schema, in bulk."""
+        """All views of one schema (and the names of its other objects), in bulk.
+
+        A missing schema is `exists=False`, not an error. Each LiveView's `fingerprint`
+        changes whenever anything about the stored view changes (apply compares it to
+        refuse stale plans); `spec` is what `storable()` predicts for the spec that was
+        written, so an unchanged view plans as no change. Views the adapter cannot read
+        are placeholders (see `placeholder`) with a warning in `warnings`.
+        Raises AdapterError when the catalog cannot be read."""
 
     def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
-        """What this catalog will hold (and read back) for `spec`, written over `live`
-        (None for a create): types widened, defaults resolved. Plan compares this with
-        the live spec."""
+        """What this catalog will hold, and `fetch` read back, after writing `spec` over
+        `live` (None for a create): defaults resolved, types widened. Pure: no I/O.
+
+        Invariant: `fetch()` after `create`/`update` of `spec` returns a LiveView whose
+        spec equals `storable(view, spec, live)`, or every plan would show a change."""
         return spec.resolved(view)
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
-        """Reasons this catalog cannot store `spec` (over `live`, the view it would
-        replace, if any), as (code, message) plan errors."""
+        """Reasons this catalog cannot store `spec` over `live`, as (code, message) plan
+        errors; [] when it can. Pure: no I/O.
+
+        Invariant: check, storable and update make the same choices (e.g. the engine
+        format of a metastore view); a spec check() accepts must not fail in create/update
+        for a reason check() could have seen."""
         return []
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+        """Create `view` holding `spec` (as `storable` predicts) stamped with `marker`.
+        Raises ConflictError when the name was taken since the plan, AdapterError when
+        the catalog refuses or is read-only."""
+        raise self.error(self.read_only_message(view))
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+        """Replace `live` (as fetched for the plan) with `spec` stamped with `marker`,
+        only if the stored view still has `live.fingerprint`; otherwise ConflictError."""
+        raise self.error(self.read_only_message(live.id))
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
-        raise AdapterError(f"catalog {self.name!r} ({self.kind}) is read-only")
+        """Drop `live` if it still has `live.fingerprint` (else ConflictError). Idempotent:
+        a view that is already gone is not an error, so a re-run converges."""
+        raise self.error(self.read_only_message(live.id))
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
+        """The catalog's own versions of `view`, oldest first; [] when it keeps none."""
         return []
 
     def describe(self) -> str:
@@ -158,4 +304,4 @@ class CatalogAdapter(ABC):
         return f"{self.name} ({self.kind})"
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        pass
+        """Release connections; the adapter is not used afterwards."""

@@ -17,13 +17,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import re
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
 
 from hmsclient import hmsclient
@@ -38,6 +36,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (
     StorageDescriptor,
     Table,
 )
+from pydantic import Field
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
@@ -46,21 +45,16 @@ from reconciler import formats
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
-    CatalogAdapter,
     ConflictError,
     Marker,
     SchemaSnapshot,
+    ThreadClients,
     WriteContext,
 )
+from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable
+from reconciler.adapters.options import CatalogOptions, replaced_by
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, LiveView, Representation, ViewId, ViewSpec
-
-# thrift's TSocket logs every failed connect itself (with a traceback at INFO, the
-# address at ERROR), to whatever handlers the application configured: that bypasses
-# our redacted AdapterError messages and duplicates them. The adapter reports instead.
-_thrift_log = logging.getLogger("thrift")
-_thrift_log.addHandler(logging.NullHandler())
-_thrift_log.propagate = False
+from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
 
 T = TypeVar("T")
 
@@ -135,14 +129,20 @@ def fingerprint(desc: TableDesc) -> str:
     return "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _reason(exc: TException) -> str:
-    """Why a connection failed, without thrift's wording (which repeats the address)."""
-    inner = getattr(exc, "inner", None)
-    if isinstance(inner, TimeoutError | socket.timeout):
+def _reason(exc: OSError) -> str:
+    """Why a connection failed, in a few words."""
+    if isinstance(exc, TimeoutError | socket.timeout):
         return "timed out"
-    if isinstance(inner, OSError) and inner.strerror:
-        return inner.strerror.lower()
-    return str(getattr(exc, "message", None) or exc or type(exc).__name__)
+    return exc.strerror.lower() if exc.strerror else str(exc) or type(exc).__name__
+
+
+class HmsHandle(AdapterHandle):
+    """The Thrift table a fetch read: the base of an update (createTime, storage...)."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
@@ -150,66 +150,70 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
         yield items[i:i + size]
 
 
-class HiveMetastoreAdapter(CatalogAdapter):
+EngineFormat = Literal["spark", "trino", "hive", "flink"]
+
+
+class HmsOptions(CatalogOptions):
+    uri: str = Field(description="`thrift://host:9083`")
+    engine_format: EngineFormat = Field("spark", description="the format of the views viewsync creates")
+    write_format: EngineFormat | None = Field(None, deprecated="use engine_format",
+                                              json_schema_extra=replaced_by("engine_format"))
+    timeout: float = Field(30, gt=0, description="seconds per Thrift call (default 30)")
+    spark_catalog: str | None = Field(None, description="the name Spark gives this metastore")
+    trino_catalog: str | None = Field(None, description="the name Trino gives this metastore")
+
+
+class HiveMetastoreAdapter(MetastoreAdapter):
     kind = "hms"
+    Options = HmsOptions
+    DEPRECATED_FORMAT_OPTION = "write_format"
+    ENGINE_FORMATS = WRITE_FORMATS
+    DEFAULT_FORMAT = "spark"
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)
         uri = str(options.get("uri") or "")
         parsed = urlparse(uri)
         if parsed.scheme != "thrift" or not parsed.hostname:
-            raise AdapterError(f"catalog {name!r} (hms): uri must look like thrift://host:9083, got {uri!r}")
+            raise self.error(f"catalog {name!r} (hms): uri must look like thrift://host:9083, got {uri!r}")
         self.host: str = parsed.hostname
         self.port: int = parsed.port or 9083
-        fmt = str(options.get("write_format") or "spark")
-        if fmt not in WRITE_FORMATS:
-            raise AdapterError(f"catalog {name!r} (hms): write_format must be one of "
-                               f"{', '.join(WRITE_FORMATS)}, got {fmt!r}")
-        self.write_format = fmt
         try:
             self.timeout_ms = int(float(options.get("timeout", 30)) * 1000)
         except (TypeError, ValueError):
-            raise AdapterError(f"catalog {name!r} (hms): timeout must be a number of seconds") from None
+            raise self.error(f"catalog {name!r} (hms): timeout must be a number of seconds") from None
         self.engine_catalogs = {"spark": options.get("spark_catalog"), "trino": options.get("trino_catalog")}
-        self._local = threading.local()
-        self._clients: list[hmsclient.HMSClient] = []
-        self._clients_lock = threading.Lock()
+        self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
+
+    @property
+    def write_format(self) -> str:
+        return self.engine_format
 
     # ------------------------------------------------------------ connection
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="format-aware", writable=True, multi_dialect=True, native_versions=False,
-                            writable_dialects=None, requires_columns=True, fold_names=True)
+        return self.metastore_capabilities()
 
     def describe(self) -> str:
-        return f"{self.name} (hms, thrift://{self.host}:{self.port}, write_format={self.write_format})"
+        return f"{self.name} (hms, thrift://{self.host}:{self.port}, engine_format={self.engine_format})"
+
+    def _connect(self) -> hmsclient.HMSClient:
+        # Connect the socket ourselves: thrift's TSocket.open logs every failed attempt
+        # (address, traceback) to the application's handlers; we report one clear line instead.
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_ms / 1000)
+        except OSError as exc:
+            raise self.error(f"catalog {self.name!r}: cannot reach the Hive Metastore at "
+                             f"{self.host}:{self.port} ({_reason(exc)})") from None
+        transport = TSocket.TSocket(self.host, self.port)
+        transport.setHandle(sock)
+        return hmsclient.HMSClient(iprot=TBinaryProtocol.TBinaryProtocol(TTransport.TBufferedTransport(transport)))
 
     def _client(self) -> hmsclient.HMSClient:
-        client: hmsclient.HMSClient | None = getattr(self._local, "client", None)
-        if client is None:
-            sock = TSocket.TSocket(self.host, self.port)
-            sock.setTimeout(self.timeout_ms)
-            protocol = TBinaryProtocol.TBinaryProtocol(TTransport.TBufferedTransport(sock))
-            client = hmsclient.HMSClient(iprot=protocol)
-            try:
-                client.open()
-            except TException as exc:
-                raise AdapterError(f"catalog {self.name!r}: cannot reach the Hive Metastore at "
-                                   f"{self.host}:{self.port} ({_reason(exc)})") from None
-            self._local.client = client
-            with self._clients_lock:
-                self._clients.append(client)
-        return client
+        return self._clients.get()
 
     def _drop_client(self) -> None:
-        client = getattr(self._local, "client", None)
-        self._local.client = None
-        if client is not None:
-            with self._clients_lock:
-                if client in self._clients:
-                    self._clients.remove(client)
-            with contextlib.suppress(TException):
-                client.close()
+        self._clients.discard()
 
     def _call(self, what: str, fn: Callable[[hmsclient.HMSClient], T], *, retry: bool = True) -> T:
         """One metastore round trip; a broken connection is reopened once for reads."""
@@ -221,22 +225,18 @@ class HiveMetastoreAdapter(CatalogAdapter):
             except (TTransport.TTransportException, OSError) as exc:
                 self._drop_client()
                 if attempt == 2 or not retry:
-                    raise AdapterError(f"catalog {self.name!r}: {what} failed: lost the connection to "
-                                       f"{self.host}:{self.port} ({exc})") from None
+                    raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
+                                     f"{self.host}:{self.port} ({exc})") from None
             except TException as exc:
                 # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
                 self._drop_client()  # the protocol state may be out of step after an error
                 detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                raise AdapterError(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
-                                   f"{detail}") from None
+                raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
+                                 f"{detail}") from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        with self._clients_lock:
-            clients, self._clients = self._clients, []
-        for client in clients:
-            with contextlib.suppress(TException):
-                client.close()
+        self._clients.close_all()
 
     # ------------------------------------------------------------------ read
     def list_schemas(self) -> list[str]:
@@ -270,7 +270,9 @@ class HiveMetastoreAdapter(CatalogAdapter):
                 snap.tables.add(meta.tableName)
         for chunk in _chunks(sorted(views), CHUNK):
             for table in self._read_tables(schema, chunk):
-                live = self._live(from_thrift(table), table, snap.warnings)
+                desc = from_thrift(table)
+                live = self.live_view(ViewId(self.name, desc.database, desc.name), desc, snap.warnings,
+                                      fingerprint=fingerprint(desc), handle=HmsHandle(table))
                 snap.views[live.id.name] = live
         return snap
 
@@ -279,23 +281,24 @@ class HiveMetastoreAdapter(CatalogAdapter):
                                          lambda c: c.get_table_objects_by_name(schema, names))
         return tables
 
-    def _live(self, desc: TableDesc, table: Table, warnings: list[str]) -> LiveView:
-        vid = ViewId(self.name, desc.database, desc.name)
-        try:
-            read = formats.read_view(desc)
-        except (FormatError, ValueError) as exc:
-            fmt = formats.detect(desc) or "hive"
-            warnings.append(f"catalog {self.name!r}: view {vid} ({fmt} format) cannot be read and is left "
-                            f"untouched: {exc}")
-            text = desc.view_original_text or desc.view_expanded_text or ""
-            spec = ViewSpec(representations=[Representation(dialect=DIALECT_OF.get(fmt, "trino"),
-                                                            sql=text if text.strip() else "-- unreadable")])
-            return LiveView(id=vid, spec=spec, format=fmt, fingerprint=fingerprint(desc), writable=False,
-                            managed_by=desc.parameters.get(MANAGED_BY),
-                            spec_digest=desc.parameters.get(SPEC_DIGEST), handle=table)
-        return LiveView(id=vid, spec=read.spec, format=read.format, managed_by=read.managed_by,
-                        spec_digest=read.spec_digest, fingerprint=fingerprint(desc), writable=read.writable,
-                        handle=table)
+    # ------------------------------------------------------------ codec
+    def decode(self, view: ViewId, raw: Any) -> Decoded:
+        read = formats.read_view(raw)
+        return Decoded(spec=read.spec, format=read.format, managed_by=read.managed_by,
+                       spec_digest=read.spec_digest, writable=read.writable)
+
+    def unreadable(self, view: ViewId, raw: Any) -> Unreadable:
+        desc: TableDesc = raw
+        fmt = formats.detect(desc) or "hive"
+        return Unreadable(format=fmt, dialect=DIALECT_OF.get(fmt, "trino"),
+                          text=desc.view_original_text or desc.view_expanded_text or "",
+                          parameters=desc.parameters)
+
+    def kept_format(self, live_format: str) -> str | None:
+        return live_format if live_format in WRITE_FORMATS else None
+
+    def format_dialects(self, fmt: str) -> tuple[str, ...]:
+        return (DIALECT_OF[fmt],)
 
     # ----------------------------------------------------------------- plan
     def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
@@ -303,25 +306,17 @@ class HiveMetastoreAdapter(CatalogAdapter):
         return spec.resolved(view)
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
-        where = f"catalog {self.name!r} (hms, write_format={self.write_format}): view {view}"
+        where = f"catalog {self.name!r} (hms, engine_format={self.engine_format}): view {view}"
         errors: list[tuple[str, str]] = []
         for label, value in (("database", view.schema), ("view", view.name)):
             if not _HMS_NAME.match(value):
                 errors.append(("name_not_storable",
                                f"{where}: the metastore lowercases names and allows only letters, digits and "
                                f"'_' (no nested namespaces); {label} name {value!r} cannot be stored as is"))
-        fmt = self._format_for(spec, live)
-        if fmt != self.write_format:
+        fmt = self.engine_format_for(spec, live)
+        if fmt != self.engine_format:
             where = f"{where} (kept in its live {fmt} format)"
         return errors + formats.check_view(fmt, self.storable(view, spec), where)
-
-    def _format_for(self, spec: ViewSpec, live: LiveView | None) -> str:
-        """The engine format a write uses: an update keeps the live view's format when the
-        spec has SQL in its dialect (engines reading the view keep working), else the
-        catalog's write_format. check() and update() must agree on this."""
-        if live is not None and live.format in WRITE_FORMATS and spec.sql_for(DIALECT_OF[live.format]):
-            return live.format
-        return self.write_format
 
     # ---------------------------------------------------------------- write
     def _engine_catalog(self, fmt: str) -> str | None:
@@ -330,16 +325,16 @@ class HiveMetastoreAdapter(CatalogAdapter):
 
     def _fail(self, what: str, view: ViewId, exc: TException) -> AdapterError:
         detail = getattr(exc, "message", None) or type(exc).__name__
-        return AdapterError(f"catalog {self.name!r}: {what} {view} failed: {detail}")
+        return self.error(f"catalog {self.name!r}: {what} {view} failed: {detail}")
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         spec = self.storable(view, spec)
-        fmt = self.write_format
+        fmt = self.engine_format
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
                                       engine_catalog=self._engine_catalog(fmt))
         except FormatError as exc:
-            raise AdapterError(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
+            raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc)
 
         def create(c: hmsclient.HMSClient) -> None:
@@ -351,7 +346,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
                                     f"name was created since the plan (plan again)") from None
             except (InvalidObjectException, NoSuchObjectException) as exc:
                 if not self._database_exists(view.schema):
-                    raise AdapterError(f"catalog {self.name!r}: cannot create {view}: database "
+                    raise self.error(f"catalog {self.name!r}: cannot create {view}: database "
                                        f"{view.schema!r} does not exist") from None
                 raise self._fail("creating", view, exc) from None
             except (MetaException, InvalidOperationException) as exc:
@@ -369,7 +364,7 @@ class HiveMetastoreAdapter(CatalogAdapter):
 
     def _guard(self, live: LiveView, what: str) -> Table | None:
         if not live.writable:
-            raise AdapterError(f"catalog {self.name!r}: {live.id} ({live.format}) is never modified by viewsync")
+            raise self.error(f"catalog {self.name!r}: {live.id} ({live.format}) is never modified by viewsync")
         current = self._current(live)
         if current is not None and fingerprint(from_thrift(current)) != live.fingerprint:
             raise ConflictError(f"catalog {self.name!r}: {live.id} changed since it was read; "
@@ -382,12 +377,12 @@ class HiveMetastoreAdapter(CatalogAdapter):
         current = self._guard(live, "updating")
         if current is None:
             raise ConflictError(f"catalog {self.name!r}: {view} disappeared since it was read (plan again)")
-        fmt = self._format_for(spec, live)
+        fmt = self.engine_format_for(spec, live)
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
                                       base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))
         except FormatError as exc:
-            raise AdapterError(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
+            raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)
 
         def alter(c: hmsclient.HMSClient) -> None:
@@ -412,3 +407,8 @@ class HiveMetastoreAdapter(CatalogAdapter):
                 raise self._fail("dropping", view, exc) from None
 
         self._call(f"dropping {view}", drop, retry=False)
+
+
+def _close_client(client: hmsclient.HMSClient) -> None:
+    with contextlib.suppress(TException, OSError):
+        client.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic import Field
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -27,9 +28,9 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.options import CatalogOptions
 from reconciler.engines import create_engine
-from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec, trusted
-from reconciler.secrets import redact
+from reconciler.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
 
 metadata = sa.MetaData()
 
@@ -111,8 +112,22 @@ def _audit(actor: str, created: dict[str, Any] | None = None) -> str:
     return json.dumps(info, sort_keys=True)
 
 
+class ManagedOptions(CatalogOptions):
+    url: str | None = Field(None, description="SQLAlchemy URL of the store (SQLite or PostgreSQL)")
+
+
+class ManagedHandle(AdapterHandle):
+    """The row id of the view in `view_meta`."""
+
+    __slots__ = ("view_id",)
+
+    def __init__(self, view_id: int) -> None:
+        self.view_id = view_id
+
+
 class ManagedAdapter(CatalogAdapter):
     kind = "managed"
+    Options = ManagedOptions
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)
@@ -123,9 +138,7 @@ class ManagedAdapter(CatalogAdapter):
             self.engine = create_engine(url)
             self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
         except SQLAlchemyError as err:
-            detail = redact(str(err.orig if hasattr(err, "orig") else err)).strip().splitlines()
-            raise AdapterError(f"catalog {name!r}: cannot open the managed store: "
-                               f"{detail[0] if detail else type(err).__name__}") from None
+            raise self.fail("cannot open the managed store", err) from None
 
     def _writable(self) -> None:
         """Tables are created by the first write, never by a read (plan is read-only)."""
@@ -133,14 +146,12 @@ class ManagedAdapter(CatalogAdapter):
             try:
                 ensure_tables(metadata, self.engine)
             except (SQLAlchemyError, OSError) as err:
-                raise AdapterError(f"catalog {self.name!r}: cannot create the managed store: "
-                                   f"{redact(str(getattr(err, 'orig', None) or err))}") from None
+                raise self.fail("cannot create the managed store", err) from None
             self._tables = True
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="managed", writable=True, multi_dialect=True, native_versions=True,
-                            io_bound_fetch=self.engine.dialect.name != "sqlite")
+        return Capabilities(strategy="managed", writable=True, io_bound_fetch=self.engine.dialect.name != "sqlite")
 
     def describe(self) -> str:
         return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
@@ -149,17 +160,25 @@ class ManagedAdapter(CatalogAdapter):
         self.engine.dispose()
 
     # ------------------------------------------------------------------ reads
-    def list_schemas(self) -> list[str]:
+    def _read(self, what: str, query: Any) -> list[Any]:
+        """Rows of one read query; a store failure is an AdapterError naming the catalog."""
         self.count_call()
-        if not self._tables:
-            return []
+        try:
+            if not self._tables:  # another writer may have created them since
+                self._tables = has_tables(metadata, self.engine)
+            if not self._tables:  # nothing written yet: an empty store, and nothing is created
+                return []
+            with self.engine.connect() as conn:
+                return list(conn.execute(query).all())
+        except SQLAlchemyError as err:
+            raise self.fail(f"cannot {what} in the managed store", err) from None
+
+    def list_schemas(self) -> list[str]:
         q = (sa.select(view_meta.c.schema_name).distinct()
              .where(view_meta.c.catalog_name == self.name, view_meta.c.deleted_at == 0))
-        with self.engine.connect() as conn:
-            return sorted(r[0] for r in conn.execute(q))
+        return sorted(r[0] for r in self._read("list schemas", q))
 
     def fetch(self, schema: str) -> SchemaSnapshot:
-        self.count_call()
         m, v = view_meta, view_version_info
         q = (sa.select(m.c.view_id, m.c.view_name, m.c.managed_by, m.c.spec_digest, m.c.current_version,
                        v.c.view_comment, v.c.columns, v.c.properties, v.c.security_mode, v.c.owner,
@@ -167,10 +186,7 @@ class ManagedAdapter(CatalogAdapter):
              .join(v, sa.and_(v.c.view_id == m.c.view_id, v.c.version == m.c.current_version))
              .where(m.c.catalog_name == self.name, m.c.schema_name == schema, m.c.deleted_at == 0))
         snap = SchemaSnapshot(self.name, schema)
-        if not self._tables:
-            return snap
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
+        rows = self._read(f"read schema {schema!r}", q)
         for r in rows:
             # Rows we wrote from validated specs: rebuild them without re-validating.
             spec = trusted(ViewSpec, {
@@ -188,7 +204,7 @@ class ManagedAdapter(CatalogAdapter):
                 "managed_by": r.managed_by, "spec_digest": r.spec_digest,
                 "native_version": str(r.current_version),
                 "fingerprint": f"managed:v{r.current_version}:{spec.digest()}", "writable": True,
-                "handle": r.view_id,
+                "handle": ManagedHandle(r.view_id),
             })
         return snap
 
@@ -199,10 +215,7 @@ class ManagedAdapter(CatalogAdapter):
              .where(m.c.catalog_name == view.catalog, m.c.schema_name == view.schema,
                     m.c.view_name == view.name)
              .order_by(v.c.version))
-        if not self._tables:
-            return []
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
+        rows = self._read(f"read the versions of {view}", q)
         out = []
         for r in rows:
             audit = json.loads(r.audit_info)
@@ -241,18 +254,25 @@ class ManagedAdapter(CatalogAdapter):
         except sa.exc.IntegrityError as err:
             if view.name in self.fetch(view.schema).views:
                 raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
-            raise AdapterError(f"managed store refused {view}: {redact(str(err.orig))}") from None
+            raise self.error(f"managed store refused {view}: {err.orig}") from None
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error creating {view}: {redact(str(err))}") from None
+            raise self.error(f"managed store error creating {view}: {err}") from None
+
+    def _view_id(self, live: LiveView) -> int:
+        handle = self.handle_of(live, ManagedHandle)
+        if handle is None:
+            raise self.error(f"catalog {self.name!r}: {live.id} was not read from this catalog")
+        return handle.view_id
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         self._writable()
         m = view_meta
+        view_id = self._view_id(live)
         expected = int(live.native_version or 0)
         try:
             with self.engine.begin() as conn:
                 row = conn.execute(sa.select(m.c.view_id, m.c.current_version, m.c.last_version, m.c.audit_info)
-                                   .where(m.c.view_id == live.handle, m.c.deleted_at == 0)).first()
+                                   .where(m.c.view_id == view_id, m.c.deleted_at == 0)).first()
                 if row is None or row.current_version != expected:
                     raise ConflictError(f"view {live.id} changed since it was read (version "
                                         f"{expected} expected)")
@@ -268,20 +288,20 @@ class ManagedAdapter(CatalogAdapter):
                 if done.rowcount != 1:
                     raise ConflictError(f"view {live.id} changed concurrently")
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error updating {live.id}: {redact(str(err))}") from None
+            raise self.error(f"managed store error updating {live.id}: {err}") from None
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
         self._writable()
         m = view_meta
+        view_id = self._view_id(live)
         now = _now_ms()
         try:
             with self.engine.begin() as conn:
-                done = conn.execute(m.update().where(m.c.view_id == live.handle, m.c.deleted_at == 0)
+                done = conn.execute(m.update().where(m.c.view_id == view_id, m.c.deleted_at == 0)
                                     .values(deleted_at=now))
-                conn.execute(view_version_info.update()
-                             .where(view_version_info.c.view_id == live.handle)
-                             .values(deleted_at=now))
-                if done.rowcount != 1:
-                    raise ConflictError(f"view {live.id} no longer exists")
+                if done.rowcount == 1:  # 0: already dropped, which is what we want (a re-run converges)
+                    conn.execute(view_version_info.update()
+                                 .where(view_version_info.c.view_id == view_id)
+                                 .values(deleted_at=now))
         except SQLAlchemyError as err:
-            raise AdapterError(f"managed store error dropping {live.id}: {redact(str(err))}") from None
+            raise self.error(f"managed store error dropping {live.id}: {err}") from None

@@ -12,7 +12,7 @@ from types import ModuleType
 from reconciler import types as vtypes
 from reconciler.formats import flink, hive, spark, trino
 from reconciler.formats import params as P
-from reconciler.formats.common import FormatError
+from reconciler.formats.common import FormatError, fit_comments
 from reconciler.formats.detect import detect
 from reconciler.formats.table import TableDesc
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
@@ -56,19 +56,22 @@ def write_view(
     *,
     base: TableDesc | None = None,
     engine_catalog: str | None = None,
+    column_comment_limit: int = P.COLUMN_COMMENT_LIMIT,
 ) -> TableDesc:
     """The table to store for `spec` in format `fmt`, stamped with `marker`.
 
     With `base` (the live table of an update in the same format) engine
     bookkeeping we did not write (Spark's view.sqlConfig.*, Trino's version
     keys, transient_lastDdlTime...) is kept; user properties come only from
-    `spec`.
+    `spec`. Column comments longer than `column_comment_limit` (the catalog's
+    own limit, Glue's is lower than the metastore's) go to the extras.
     """
     codec = CODECS.get(fmt)
     if codec is None:
         raise FormatError(f"cannot write views in format {fmt!r} (known: {', '.join(WRITE_FORMATS)})")
     try:
         table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog)
+        table.columns = fit_comments(table.columns, column_comment_limit)
         engine = codec.decode(table).canonical()
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None

@@ -8,13 +8,15 @@ import sqlglot
 from sqlglot import exp
 
 from reconciler import types as vtypes
+from reconciler.errors import DecodeError
 from reconciler.formats.params import COLUMN_COMMENT_LIMIT
 from reconciler.formats.table import HiveColumn
 from reconciler.model import Column, ViewSpec
 
 
-class FormatError(ValueError):
-    """A table that does not decode in its format, or a spec a format cannot encode."""
+class FormatError(DecodeError, ValueError):
+    """A table that does not decode in its format, or a spec a format cannot encode.
+    (Still a ValueError: the codecs' own parsing catches rely on it.)"""
 
 
 def sql_for(spec: ViewSpec, dialect: str) -> str:
@@ -24,13 +26,26 @@ def sql_for(spec: ViewSpec, dialect: str) -> str:
     return sql
 
 
-def to_hive_columns(spec: ViewSpec) -> list[HiveColumn]:
-    """StorageDescriptor columns; comments too long for the metastore are left to the extras."""
+def hive_columns(columns: Iterable[Column], comment_limit: int = COLUMN_COMMENT_LIMIT) -> list[HiveColumn]:
+    """The one column codec of metastore catalogs: Hive types, and comments only up to the
+    catalog's limit (HMS COLUMNS_V2.COMMENT holds 256 characters, Glue's CommentString 255);
+    longer ones are left to the extras."""
     out = []
-    for c in spec.columns:
-        comment = c.comment if c.comment is not None and len(c.comment) <= COLUMN_COMMENT_LIMIT else None
+    for c in columns:
+        comment = c.comment if c.comment is not None and len(c.comment) <= comment_limit else None
         out.append(HiveColumn(c.name, vtypes.to_hive(vtypes.parse(c.type)), comment))
     return out
+
+
+def to_hive_columns(spec: ViewSpec) -> list[HiveColumn]:
+    """StorageDescriptor columns for the metastore; see hive_columns."""
+    return hive_columns(spec.columns)
+
+
+def fit_comments(columns: list[HiveColumn], comment_limit: int) -> list[HiveColumn]:
+    """`columns` without the comments a catalog with a smaller limit cannot hold."""
+    return [c if c.comment is None or len(c.comment) <= comment_limit else HiveColumn(c.name, c.type, None)
+            for c in columns]
 
 
 def from_hive_columns(cols: Iterable[HiveColumn]) -> list[Column]:

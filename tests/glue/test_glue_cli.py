@@ -141,7 +141,7 @@ def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_u
     """import a Spark view, add a trino representation, apply --adopt: still a Spark view, and the
     next plan is empty (storable and update agree on the kept format)."""
     from reconciler import formats
-    from reconciler.adapters import glue_legacy
+    from reconciler.adapters.glue import legacy_codec as glue_legacy
     from reconciler.model import ViewId, ViewSpec
 
     raw_glue.create_database(DatabaseInput={"Name": "analytics"})

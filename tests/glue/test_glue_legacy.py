@@ -151,7 +151,7 @@ def test_format_switch_leaves_no_stale_engine_parameters(
 def _foreign_spark_view(db: Any, name: str, sql: str, **extra: Any) -> None:
     """A view as Spark (EMR, Glue jobs) writes it into Glue: no viewsync marker, no extras."""
     from reconciler import formats
-    from reconciler.adapters import glue_legacy
+    from reconciler.adapters.glue import legacy_codec as glue_legacy
 
     declared = ViewSpec(columns=[Column(name="order_id", type="bigint"), Column(name="amount", type="decimal(18,2)")],
                         representations=[Representation(dialect="spark", sql=sql)])

@@ -56,6 +56,6 @@ def test_written_views_read_back_as_storable(spec: ViewSpec, fmt: str) -> None:
     assert adapter.storable(VIEW, want).canonical() == want.canonical()  # idempotent
     # what create() sends, read back the way fetch() reads it
     table = adapter._encode(VIEW, adapter._prepare(VIEW, want), {"viewsync.managed-by": "t"})
-    decoded = adapter._decode(VIEW, table)
+    decoded = adapter.decode(VIEW, table)
     assert decoded.spec.canonical() == want.canonical()
     assert decoded.managed_by == "t"

@@ -229,7 +229,7 @@ def test_update_keeps_engine_format_and_foreign_parameters(make_adapter: Any, da
     spark_adapter.update(live, want, marker_for(spark_adapter, view, changed), CTX)
     after = spark_adapter.fetch(database).views["kept"]
     assert after.format == "hive"  # the spec still has hive SQL: the engine format is kept
-    assert after.handle.parameters["trino_version"] == "476"
+    assert after.handle.table.parameters["trino_version"] == "476"
     assert after.spec.digest() == want.digest()
 
     # Without a hive representation the view is rewritten in the catalog's write_format.
@@ -286,7 +286,7 @@ def test_adopting_a_trino_view_in_a_spark_catalog_keeps_it_trino(make_adapter: A
     assert after.format == "trino"
     assert after.managed_by == "proj"
     assert after.spec.digest() == want.digest()
-    assert after.handle.parameters["presto_view"] == "true"
+    assert after.handle.table.parameters["presto_view"] == "true"
     assert adapter.check(view, declared, after) == []  # and the next plan agrees
 
 

@@ -95,7 +95,7 @@ def test_view_created_by_spark_is_read_and_adopted(spark: Any, adapter: HiveMeta
     assert after.managed_by == "proj" and after.spec_digest == want.digest()
     assert after.spec.digest() == want.digest()
     # Spark's own bookkeeping survives the adoption, and Spark still reads the view.
-    table_params = after.handle.parameters
+    table_params = after.handle.table.parameters
     assert "spark.sql.create.version" in table_params
     assert any(k.startswith("view.sqlConfig.") for k in table_params) or "view.schemaMode" in table_params
     rows = spark.sql(f"SELECT * FROM {database}.spark_v ORDER BY CustomerId").collect()

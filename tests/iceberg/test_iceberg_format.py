@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.adapters import iceberg_format as fmt
-from reconciler.adapters.iceberg import catalog_properties, scrub, secrets_of
+from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.iceberg.adapter import IcebergRestAdapter, catalog_properties
+from reconciler.errors import DecodeError
 from reconciler.model import ViewSpec
 
 MARKERS = {"viewsync.managed-by": "t", "viewsync.spec-digest": "sha256:abc"}
@@ -86,7 +87,7 @@ def test_foreign_view_without_our_properties_reads_as_definer() -> None:
 def test_unreadable_view_says_why() -> None:
     meta = metadata_for(fmt.storable(spec()))
     meta["schemas"][0]["fields"][0]["type"] = "variant"
-    with pytest.raises(fmt.UnreadableView, match="column 'id'"):
+    with pytest.raises(DecodeError, match="column 'id'"):
         fmt.read_view(meta)
 
 
@@ -188,8 +189,8 @@ def test_connection_options_pass_through_and_secrets_are_scrubbed() -> None:
     props = catalog_properties(options)
     assert props["header.X-Api-Key"] == "hdr-secret" and props["rest-page-size"] == "5"
     assert props["credential"] == "client:cl-secret" and props["oauth2-server-uri"] == "http://auth/t"
-    secrets = secrets_of(options)
+    adapter = IcebergRestAdapter("c", options)
     text = "tok-abc client:cl-secret hdr-secret s3s http://u:pw-123@h:1 client%3Acl-secret"
-    assert scrub(text, secrets) == "*** *** *** *** http://u:***@h:1 ***"
+    assert adapter.redact(text) == "*** *** *** *** http://u:***@h:1 ***"
     for secret in ("tok-abc", "cl-secret", "hdr-secret", "s3s", "pw-123"):
-        assert secret not in scrub(text, secrets)
+        assert secret not in adapter.redact(text)

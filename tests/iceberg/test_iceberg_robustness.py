@@ -23,7 +23,7 @@ import requests.adapters
 import tests.servers
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, Marker, WriteContext
-from reconciler.adapters.iceberg import UNREADABLE_FORMAT, IcebergRestAdapter
+from reconciler.adapters.iceberg.adapter import UNREADABLE_FORMAT, IcebergRestAdapter
 from reconciler.model import ViewId
 from reconciler.plan import PlanOptions, build_plan
 

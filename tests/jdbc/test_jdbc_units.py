@@ -11,7 +11,8 @@ from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.dialects import sqlite as lite
 
 from reconciler import types as vtypes
-from reconciler.adapters.jdbc import canonical_type, infer_types, view_body
+from reconciler.adapters.jdbc.dialects import database
+from reconciler.adapters.jdbc.types import canonical_type, infer_types
 
 
 @pytest.mark.parametrize("sa_type, dialect, expected", [
@@ -66,7 +67,7 @@ from reconciler.adapters.jdbc import canonical_type, infer_types, view_body
     (st.NullType(), "sqlite", None),
 ])
 def test_canonical_type(sa_type: st.TypeEngine[object], dialect: str, expected: str | None) -> None:
-    got = canonical_type(sa_type, dialect)
+    got = canonical_type(sa_type, database(dialect))
     assert got == expected
     if got is not None:
         assert vtypes.canonical(got) == got  # always in the canonical grammar
@@ -82,7 +83,7 @@ def test_canonical_type(sa_type: st.TypeEngine[object], dialect: str, expected: 
     ("select `db`.`t`.`a` AS `a` from `db`.`t`", "mysql", "select `db`.`t`.`a` AS `a` from `db`.`t`"),
 ])
 def test_view_body(definition: str, dialect: str, body: str) -> None:
-    assert view_body(definition, dialect) == body
+    assert database(dialect).view_body(definition) == body
 
 
 def test_infer_types_follows_tables_and_views() -> None:

@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from reconciler import types as vtypes
+from reconciler.errors import DecodeError
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
@@ -112,10 +115,6 @@ def spec_properties(spec: ViewSpec) -> dict[str, str]:
 
 
 # --------------------------------------------------------------- from Iceberg
-class UnreadableView(ValueError):
-    """Iceberg metadata that has no ViewSpec form (message says why)."""
-
-
 @dataclass
 class ReadView:
     spec: ViewSpec
@@ -130,14 +129,14 @@ def current_version(metadata: dict[str, Any]) -> dict[str, Any]:
     for version in metadata.get("versions") or []:
         if version.get("version-id") == cur:
             return dict(version)
-    raise UnreadableView(f"current version {cur} is not among the view's versions")
+    raise DecodeError(f"current version {cur} is not among the view's versions")
 
 
 def _schema(metadata: dict[str, Any], schema_id: Any) -> dict[str, Any]:
     for schema in metadata.get("schemas") or []:
         if schema.get("schema-id") == schema_id:
             return dict(schema)
-    raise UnreadableView(f"schema {schema_id} of the current version is missing")
+    raise DecodeError(f"schema {schema_id} of the current version is missing")
 
 
 def columns_from_schema(schema: dict[str, Any]) -> list[Column]:
@@ -146,7 +145,7 @@ def columns_from_schema(schema: dict[str, Any]) -> list[Column]:
         try:
             ctype = vtypes.render(vtypes.from_iceberg(f["type"]))
         except vtypes.TypeError_ as exc:
-            raise UnreadableView(f"column {f.get('name')!r}: {exc}") from None
+            raise DecodeError(f"column {f.get('name')!r}: {exc}") from None
         cols.append(Column(name=f["name"], type=ctype, comment=f.get("doc")))
     return cols
 
@@ -183,8 +182,8 @@ def read_view(metadata: dict[str, Any]) -> ReadView:
             owner=props.get(OWNER),
             properties=user,
         )
-    except ValueError as exc:  # pydantic ValidationError is a ValueError
-        raise UnreadableView(first_line(str(exc))) from None
+    except ValidationError as exc:
+        raise DecodeError(first_line(str(exc))) from None
     return ReadView(spec=spec, managed_by=props.get(MANAGED_BY), spec_digest=props.get(SPEC_DIGEST),
                     current_version_id=int(metadata.get("current-version-id", -1)), warnings=warnings)
 
@@ -197,7 +196,7 @@ def placeholder(metadata: dict[str, Any]) -> ReadView:
     props = {str(k): str(v) for k, v in raw_props.items()} if isinstance(raw_props, dict) else {}
     try:
         raw_reps = current_version(metadata).get("representations") or []
-    except (UnreadableView, AttributeError, TypeError):
+    except (DecodeError, AttributeError, TypeError):
         raw_reps = []
     reps: list[Representation] = []
     seen: set[str] = set()
@@ -209,7 +208,7 @@ def placeholder(metadata: dict[str, Any]) -> ReadView:
             continue
         try:
             reps.append(Representation(dialect=dialect, sql=str(rep.get("sql", ""))))
-        except ValueError:
+        except ValidationError:
             continue
         seen.add(dialect)
     if not reps:  # a ViewSpec needs one representation
@@ -339,6 +338,6 @@ def landed(metadata: dict[str, Any], desired: ViewSpec, spec_digest: str) -> boo
     """Does this (reloaded) metadata hold our change?"""
     try:
         got = read_view(metadata)
-    except UnreadableView:
+    except DecodeError:
         return False
     return got.spec_digest == spec_digest and got.spec.digest() == desired.digest()

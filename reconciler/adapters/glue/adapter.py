@@ -12,7 +12,7 @@ Catalog options:
 Credentials come from the default AWS chain (environment variables, shared
 files, SSO, instance/task roles) via boto3; viewsync never prints or stores them.
 
-Reads every Glue view kind (see glue_codec and glue_legacy); creates views in
+Reads every Glue view kind (see `codec` and `legacy_codec`); creates views in
 the format chosen by `view_format`. An update keeps a legacy view's engine
 format (Athena/Trino envelope, Spark, Hive) when the declaration has SQL in its
 dialect, so the engines reading it keep working, exactly like the HMS adapter;
@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import boto3
@@ -39,25 +39,29 @@ from botocore.exceptions import (
     NoRegionError,
     PartialCredentialsError,
 )
+from pydantic import Field
 
 from reconciler import formats
-from reconciler.adapters import glue_codec as codec
-from reconciler.adapters import glue_legacy as legacy
 from reconciler.adapters.base import (
+    DECODE_FAILURES,
     AdapterError,
     Capabilities,
-    CatalogAdapter,
     ConflictError,
     Marker,
     NativeVersion,
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.glue import codec
+from reconciler.adapters.glue import legacy_codec as legacy
+from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable, markers
+from reconciler.adapters.options import CatalogOptions, replaced_by
 from reconciler.formats import params as P
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
     SPEC_DIGEST,
+    AdapterHandle,
     LiveView,
     Representation,
     ViewId,
@@ -68,9 +72,24 @@ from reconciler.model import (
 _KEEPABLE = {engine: view_format for view_format, engine in legacy.ENGINE_FORMAT.items()}
 _DIALECTS = {"athena": ("trino", "athena"), "spark": ("spark",), "hive": ("hive",)}
 
-_KNOWN_OPTIONS = frozenset({
-    "region", "catalog_id", "endpoint_url", "view_format", "definer", "dialect_versions", "profile",
-})
+ViewFormat = Literal["multi-dialect", "athena", "spark", "hive"]
+
+
+class GlueOptions(CatalogOptions):
+    """credentials from the default AWS chain"""
+
+    region: str | None = Field(None, description="AWS region (else the default chain's)")
+    catalog_id: str | None = Field(None, description="the Data Catalog's account id")
+    endpoint_url: str | None = Field(None, description="a VPC endpoint, or a local Glue for tests")
+    profile: str | None = Field(None, description="a named profile of the shared AWS config files")
+    engine_format: ViewFormat = Field("athena", description="the format of the views viewsync creates")
+    view_format: ViewFormat | None = Field(None, deprecated="use engine_format",
+                                           json_schema_extra=replaced_by("engine_format"))
+    definer: str | None = Field(None, description="IAM principal that defines multi-dialect views")
+    dialect_versions: dict[str, str] | None = Field(None, description="e.g. {ATHENA: '3'}, multi-dialect views")
+
+
+_KNOWN_OPTIONS = GlueOptions.names()
 
 
 class GlueCallError(AdapterError):
@@ -82,35 +101,39 @@ class GlueCallError(AdapterError):
 
 
 @dataclass
-class GlueHandle:
+class GlueHandle(AdapterHandle):
     """What update/drop need from the fetched table."""
 
     version_id: str | None
     table: dict[str, Any] = field(default_factory=dict)
 
 
-class GlueAdapter(CatalogAdapter):
+class GlueAdapter(MetastoreAdapter):
     kind = "glue"
+    Options = GlueOptions
+    DEPRECATED_FORMAT_OPTION = "view_format"
+    ENGINE_FORMATS = codec.VIEW_FORMATS
+    DEFAULT_FORMAT = "athena"
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
-        super().__init__(name, options)
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
         if unknown:
             raise AdapterError(f"catalog {name!r} (glue): unknown option(s) {', '.join(unknown)}")
-        self.view_format = str(options.get("view_format") or "athena")
-        if self.view_format not in codec.VIEW_FORMATS:
-            raise AdapterError(f"catalog {name!r} (glue): view_format must be one of "
-                               f"{', '.join(codec.VIEW_FORMATS)}, got {self.view_format!r}")
+        super().__init__(name, options)
         self.region = str(options["region"]) if options.get("region") else None
         self.catalog_id = str(options["catalog_id"]) if options.get("catalog_id") else None
         self.endpoint_url = str(options["endpoint_url"]) if options.get("endpoint_url") else None
         self.definer = str(options["definer"]) if options.get("definer") else None
         raw_versions = options.get("dialect_versions") or {}
         if not isinstance(raw_versions, dict):
-            raise AdapterError(f"catalog {name!r} (glue): dialect_versions must be a mapping")
+            raise self.error(f"catalog {name!r} (glue): dialect_versions must be a mapping")
         self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
         self._client: Any = None
         self._client_lock = threading.Lock()
+
+    @property
+    def view_format(self) -> str:
+        return self.engine_format
 
     # ------------------------------------------------------------ connection
     @property
@@ -137,10 +160,10 @@ class GlueAdapter(CatalogAdapter):
                               connect_timeout=10, read_timeout=60, user_agent_extra="viewsync"),
             )
         except NoRegionError:
-            raise AdapterError(f"catalog {self.name!r} (glue): no AWS region; set the catalog option "
-                               "'region' or AWS_REGION") from None
+            raise self.error(f"catalog {self.name!r} (glue): no AWS region; set the catalog option "
+                             "'region' or AWS_REGION") from None
         except BotoCoreError as exc:
-            raise AdapterError(f"catalog {self.name!r} (glue): cannot build a Glue client: {exc}") from None
+            raise self.error(f"catalog {self.name!r} (glue): cannot build a Glue client: {exc}") from None
 
     def describe(self) -> str:
         parts = [f"region {self.region or 'default'}"]
@@ -150,7 +173,7 @@ class GlueAdapter(CatalogAdapter):
             u = urlsplit(self.endpoint_url)
             host = u.hostname or ""
             parts.append(f"endpoint {u.scheme}://{host}{':' + str(u.port) if u.port else ''}")
-        parts.append(f"view_format {self.view_format}")
+        parts.append(f"engine_format {self.engine_format}")
         return f"{self.name} (glue, {', '.join(parts)})"
 
     def _ids(self) -> dict[str, str]:
@@ -168,31 +191,22 @@ class GlueAdapter(CatalogAdapter):
             detail = f"{code}: {err.get('Message', '')}".rstrip(": ")
             message = f"catalog {self.name!r} (glue): {op} failed: {detail}"
             if code == "ConcurrentModificationException":
-                raise ConflictError(message) from None
-            raise GlueCallError(code, message) from None
+                raise self.error(message, ConflictError) from None
+            raise GlueCallError(code, self.redact(message)) from None
         except (NoCredentialsError, PartialCredentialsError):
-            raise AdapterError(f"catalog {self.name!r} (glue): no usable AWS credentials (configure the "
-                               "default AWS chain, e.g. AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)") from None
+            raise self.error(f"catalog {self.name!r} (glue): no usable AWS credentials (configure the "
+                             "default AWS chain, e.g. AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)") from None
         except EndpointConnectionError:
-            raise AdapterError(f"catalog {self.name!r} (glue): cannot reach the Glue endpoint "
-                               f"({self.describe()})") from None
+            raise self.error(f"catalog {self.name!r} (glue): cannot reach the Glue endpoint "
+                             f"({self.describe()})") from None
         except BotoCoreError as exc:
-            raise AdapterError(
-                f"catalog {self.name!r} (glue): {op} failed: {type(exc).__name__}: {exc}") from None
+            raise self.error(f"catalog {self.name!r} (glue): {op} failed: {type(exc).__name__}: {exc}") from None
 
     # --------------------------------------------------------------- reading
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            strategy="format-aware",
-            writable=True,
-            multi_dialect=self.view_format == "multi-dialect",
-            native_versions=True,
-            writable_dialects=None,  # other dialects are kept in parameters
-            rewrites_sql=True,  # validated ATHENA views come back in Glue's own encoding
-            requires_columns=True,
-            fold_names=True,  # Glue lowercases database and table names
-        )
+        # validated ATHENA views come back in Glue's own encoding
+        return self.metastore_capabilities(rewrites_sql=True)
 
     def list_schemas(self) -> list[str]:
         names: list[str] = []
@@ -230,54 +244,51 @@ class GlueAdapter(CatalogAdapter):
             if not _is_view(table):
                 snap.tables.add(name)
                 continue
-            live = self._live_view(ViewId(self.name, schema, name), table, snap.warnings)
-            snap.views[name] = live
+            version_id = str(table["VersionId"]) if table.get("VersionId") is not None else None
+            snap.views[name] = self.live_view(ViewId(self.name, schema, name), table, snap.warnings,
+                                              native_version=version_id,
+                                              handle=GlueHandle(version_id=version_id, table=table))
         return snap
 
-    def _live_view(self, view: ViewId, table: dict[str, Any], warnings: list[str]) -> LiveView:
-        version_id = str(table["VersionId"]) if table.get("VersionId") is not None else None
-        handle = GlueHandle(version_id=version_id, table=table)
-        try:
-            decoded = self._decode(view, table)
-        except (codec.DecodeError, ValueError) as exc:
-            warnings.append(f"{view}: cannot read Glue view ({exc}); it will not be touched")
-            decoded = _unreadable(table, view)
-        warnings.extend(f"{view}: {w}" for w in decoded.warnings)
-        return LiveView(
-            id=view, spec=decoded.spec, format=decoded.format, managed_by=decoded.managed_by,
-            spec_digest=decoded.spec_digest, native_version=version_id,
-            writable=decoded.writable, handle=handle,
-        )
-
-    def _decode(self, view: ViewId, table: dict[str, Any]) -> codec.Decoded:
+    # ----------------------------------------------------------------- codec
+    def decode(self, view: ViewId, raw: Any) -> Decoded:
+        table: dict[str, Any] = raw
         if table.get("IsMaterializedView"):
-            decoded = _unreadable(table, view)
-            decoded.format = "glue-materialized-view"
-            return decoded
+            shown = self.unreadable(view, table)
+            managed_by, digest = markers(shown.parameters)
+            spec = ViewSpec(representations=[Representation(dialect=shown.dialect, sql=shown.text)],
+                            default_namespace=shown.default_namespace)
+            return Decoded(spec=spec,
+                           format="glue-materialized-view", managed_by=managed_by, spec_digest=digest,
+                           writable=False)
         if codec.is_multi_dialect(table):
-            return codec.decode_multi_dialect(table, view.schema, legacy.decode_envelope_sql)
+            return codec.decode_multi_dialect(table, view.schema)
         return legacy.decode(table, view.schema)
 
-    # ---------------------------------------------------------------- checks
-    def _target(self, spec: ViewSpec, live_format: str | None) -> str:
-        """The view_format a write of `spec` uses: the live view's legacy engine format when
-        the spec has SQL in its dialect, else the catalog's view_format."""
-        kept = _KEEPABLE.get(live_format or "")
-        if kept is not None and any(spec.sql_for(d) for d in _DIALECTS[kept]):
-            return kept
-        return self.view_format
+    def unreadable(self, view: ViewId, raw: Any) -> Unreadable:
+        table: dict[str, Any] = raw
+        return Unreadable(format="glue-unknown", dialect="unknown",
+                          text=str(table.get("ViewOriginalText") or "") or "-- unreadable Glue view",
+                          parameters=codec.params_of(table), default_namespace=view.namespace)
 
+    def kept_format(self, live_format: str) -> str | None:
+        return _KEEPABLE.get(live_format)
+
+    def format_dialects(self, fmt: str) -> tuple[str, ...]:
+        return _DIALECTS.get(fmt, ())
+
+    # ---------------------------------------------------------------- checks
     def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         """What fetch will return after writing `spec`: the spec through our own encoder and
         decoder (Hive column types for multi-dialect views, the shared codecs for the rest)."""
-        return self._storable(view, spec, self._target(spec, live.format if live is not None else None))
+        return self._storable(view, spec, self.engine_format_for(spec, live))
 
     def _storable(self, view: ViewId, spec: ViewSpec, fmt: str) -> ViewSpec:
         prepared = self._prepare(view, spec, fmt)
         try:
             table = self._encode(view, prepared, {}, fmt=fmt)
-            return self._decode(view, table).spec
-        except (codec.DecodeError, formats.FormatError, ValueError):
+            return self.decode(view, table).spec
+        except DECODE_FAILURES:
             return prepared  # check() reports why this spec cannot be stored
 
     def _prepare(self, view: ViewId, spec: ViewSpec, fmt: str | None = None) -> ViewSpec:
@@ -293,13 +304,13 @@ class GlueAdapter(CatalogAdapter):
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
         where = f"catalog {self.name!r} (glue) view {view}"
-        fmt = self._target(spec, live.format if live is not None else None)
+        fmt = self.engine_format_for(spec, live)
         kept = _KEEPABLE.get(live.format) if live is not None else None
         if kept is not None and kept != fmt:
             wanted = " or ".join(repr(d) for d in _DIALECTS[kept])
             return [("format_change", f"{where}: the live view is stored in the {kept} format and the "
                      f"declaration has no {wanted} representation, so updating it would rewrite it in the "
-                     f"catalog's {self.view_format} format, which {kept} readers cannot use; declare its "
+                     f"catalog's {self.engine_format} format, which {kept} readers cannot use; declare its "
                      f"{wanted} SQL to keep the {kept} format, or drop the view and create it anew")]
         resolved = spec.resolved(view)
         if fmt != "multi-dialect":
@@ -319,7 +330,7 @@ class GlueAdapter(CatalogAdapter):
             return errors
         try:
             table = self._encode(view, self._storable(view, spec, fmt), {}, fmt=fmt)
-        except (formats.FormatError, ValueError) as exc:
+        except DECODE_FAILURES as exc:
             return [("not_storable", f"{where}: {exc}")]
         return codec.check_table_input(where, table)
 
@@ -347,8 +358,8 @@ class GlueAdapter(CatalogAdapter):
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
-        handle = live.handle if isinstance(live.handle, GlueHandle) else GlueHandle(live.native_version)
-        fmt = self._target(spec, live.format)  # the same choice check() and storable() made
+        handle = self.handle_of(live, GlueHandle) or GlueHandle(live.native_version)
+        fmt = self.engine_format_for(spec, live)  # the same choice check() and storable() made
         table_input = self._encode(view, self._prepare(view, spec, fmt), marker.as_properties(),
                                    base=handle.table or None, fmt=fmt)
         if fmt == "multi-dialect":
@@ -442,16 +453,6 @@ class GlueAdapter(CatalogAdapter):
 def _is_view(table: dict[str, Any]) -> bool:
     return (table.get("TableType") == "VIRTUAL_VIEW" or codec.is_multi_dialect(table)
             or bool(table.get("IsMaterializedView")))
-
-
-def _unreadable(table: dict[str, Any], view: ViewId) -> codec.Decoded:
-    """A placeholder for a view we cannot read: reported, never written."""
-    managed_by, digest = codec.markers(codec.params_of(table))
-    text = str(table.get("ViewOriginalText") or "") or "-- unreadable Glue view"
-    spec = ViewSpec(representations=[Representation(dialect="unknown", sql=text)],
-                    default_namespace=view.namespace)
-    return codec.Decoded(spec=spec, format="glue-unknown", managed_by=managed_by, spec_digest=digest,
-                         writable=False)
 
 
 def _merged_params(live_table: dict[str, Any], new: dict[str, str]) -> dict[str, str]:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler import formats
-from reconciler.adapters import glue_codec as codec
+from reconciler.adapters.glue import codec
+from reconciler.adapters.metastore import Decoded
 from reconciler.formats import trino
 from reconciler.model import ViewSpec
 
@@ -69,32 +70,18 @@ def to_table_input(desc: formats.TableDesc) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ reading
-def decode_envelope_sql(text: str) -> str | None:
-    """originalSql of a Presto/Trino view envelope, None when `text` is not one."""
-    if not text.strip().startswith(trino.VIEW_PREFIX):
-        return None
-    try:
-        sql = trino.decode_envelope(text).get("originalSql")
-    except formats.FormatError:
-        return None
-    return sql if isinstance(sql, str) and sql.strip() else None
-
-
 def is_format_param(key: str) -> bool:
     """Parameters an engine format owns (never carried over into another format)."""
     return key in ("comment", "is_generic") or key.startswith(
         ("presto_", "trino_", "spark.sql.", "view.", "flink."))
 
 
-def decode(table: Mapping[str, Any], schema: str) -> codec.Decoded:
-    try:
-        read = formats.read_view(to_desc(table, schema))
-    except formats.FormatError as exc:
-        raise codec.DecodeError(str(exc)) from None
+def decode(table: Mapping[str, Any], schema: str) -> Decoded:
+    read = formats.read_view(to_desc(table, schema))  # FormatError is a DecodeError
     spec = read.spec
     if read.format == trino.FORMAT and codec.athena_name(codec.params_of(table)) == "athena":
         spec = _rename(spec, "trino", "athena")
-    return codec.Decoded(spec=spec, format=read.format, managed_by=read.managed_by,
+    return Decoded(spec=spec, format=read.format, managed_by=read.managed_by,
                          spec_digest=read.spec_digest, writable=read.writable)
 
 
@@ -125,6 +112,7 @@ def encode(
         fmt, schema, name, engine_spec, marker,
         base=to_desc(base, schema) if base is not None else None,
         engine_catalog=ATHENA_CATALOG if fmt == trino.FORMAT else None,
+        column_comment_limit=codec.MAX_COLUMN_COMMENT,
     )
     table = to_table_input(desc)
     if fmt == trino.FORMAT:

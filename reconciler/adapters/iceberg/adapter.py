@@ -3,8 +3,8 @@
 Reads, create, drop and exists go through pyiceberg's RestCatalog. pyiceberg 0.12
 has no view replace, so an update is an Iceberg CommitViewRequest posted over the
 catalog's own authenticated HTTP session (same auth, headers, prefix). The pure
-mapping lives in `iceberg_format`; this module is the I/O edge: connections (one
-RestCatalog per thread), error translation with secrets scrubbed, and the
+mapping lives in `codec`; this module is the I/O edge: connections (one
+RestCatalog per thread), error translation with secrets redacted, and the
 conflict handling of commits (409: reload, re-check, retry; 5xx: reload and say
 whether the commit landed).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,13 +21,13 @@ from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
+from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 from pyiceberg import exceptions as ice_exc
 from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCatalog, ViewResponse
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
 
-from reconciler.adapters import iceberg_format as fmt
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
@@ -37,15 +36,32 @@ from reconciler.adapters.base import (
     Marker,
     NativeVersion,
     SchemaSnapshot,
+    ThreadClients,
     WriteContext,
 )
-from reconciler.model import LiveView, ViewId, ViewSpec
-from reconciler.secrets import redact
+from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.options import CatalogOptions
+from reconciler.errors import DecodeError
+from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
+
+DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
+
+
+class IcebergOptions(CatalogOptions):
+    uri: str = Field(description="the REST catalog's base URL")
+    warehouse: str | None = None
+    prefix: str | None = None
+    token: str | None = Field(None, description="bearer token")
+    credential: str | None = Field(None, description="OAuth2 `id:secret`")
+    oauth2_server_uri: str | None = Field(None, alias="oauth2-server-uri")
+    scope: str | None = None
+    headers: dict[str, str] | None = Field(None, description="extra HTTP headers")
+    properties: dict[str, str] | None = Field(None, description="raw pyiceberg properties")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="seconds per HTTP request (default 30)")
+
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
-OPTIONS = frozenset({"uri", "warehouse", "prefix", "token", "credential", "oauth2-server-uri", "scope",
-                     "headers", "properties", "timeout"})
-DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
+OPTIONS = IcebergOptions.names()
 UNREADABLE_FORMAT = "iceberg-unreadable"
 _SECRET_OPTIONS = ("token", "credential")
 _SECRET_WORDS = ("token", "secret", "password", "credential", "key", "auth")
@@ -56,7 +72,7 @@ _CLIENT_ERRORS: tuple[type[BaseException], ...] = (
     ice_exc.RESTError, ice_exc.NoSuchNamespaceError, ice_exc.NoSuchViewError, ice_exc.NoSuchTableError,
     ice_exc.NoSuchIdentifierError, ice_exc.ViewAlreadyExistsError, ice_exc.TableAlreadyExistsError,
     ice_exc.NamespaceAlreadyExistsError, ice_exc.CommitFailedException, ice_exc.ValidationError,
-    requests.RequestException, PydanticValidationError, NotImplementedError, ValueError,
+    requests.RequestException, PydanticValidationError,
 )
 _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
     ice_exc.ServerError, ice_exc.ServiceUnavailableError, ice_exc.CommitStateUnknownException,
@@ -91,7 +107,7 @@ def _default_timeout(session: requests.Session, seconds: float) -> None:
 
 
 @dataclass(frozen=True)
-class IcebergHandle:
+class IcebergHandle(AdapterHandle):
     """What a fetch saw: the base of the next commit."""
 
     metadata: dict[str, Any]
@@ -139,14 +155,6 @@ def secrets_of(options: dict[str, Any]) -> list[str]:
     return sorted(out, key=len, reverse=True)
 
 
-def scrub(text: str, secrets: list[str]) -> str:
-    """Mask our connection secrets and URL passwords (the config's secrets are masked where
-    our errors leave the program)."""
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return redact(text)
-
-
 def _safe_uri(uri: str) -> str:
     parts = urlsplit(uri)
     if parts.username or parts.password:
@@ -171,82 +179,81 @@ def _error_text(response: requests.Response) -> str:
 
 class IcebergRestAdapter(CatalogAdapter):
     kind = "iceberg-rest"
+    Options = IcebergOptions
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         super().__init__(name, options)
-        self._secrets = secrets_of(options)
         unknown = sorted(set(options) - OPTIONS)
         if unknown:
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): unknown option(s) {', '.join(unknown)}; "
-                               f"known: {', '.join(sorted(OPTIONS))}")
+            raise self.error(f"catalog {name!r} (iceberg-rest): unknown option(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(sorted(OPTIONS))}")
         if not options.get("uri"):
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): option 'uri' is required")
+            raise self.error(f"catalog {name!r} (iceberg-rest): option 'uri' is required")
         for key in ("headers", "properties"):
             if options.get(key) is not None and not isinstance(options[key], dict):
-                raise AdapterError(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
+                raise self.error(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
         timeout = options.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise AdapterError(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
+            raise self.error(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
                                f"seconds > 0, not {timeout!r}")
         self._timeout = float(timeout)
         self._props = catalog_properties(options)
-        self._local = threading.local()
-        self._opened: list[RestCatalog] = []
-        self._opened_lock = threading.Lock()
+        self._catalogs: ThreadClients[RestCatalog] = ThreadClients(self._connect, _close_catalog)
         self._engine_version = _engine_version()
 
     # ------------------------------------------------------------ plumbing
+    def secret_values(self) -> list[str]:
+        return secrets_of(self.options)
+
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="delegate", writable=True, multi_dialect=True, native_versions=True,
-                            requires_columns=True)
+        return Capabilities(strategy="delegate", writable=True)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={self.options[k]}" for k in ("warehouse", "prefix") if self.options.get(k))
         uri = _safe_uri(str(self.options["uri"]))
-        return scrub(f"{self.name} (iceberg-rest {uri}{extra})", self._secrets)
+        return self.redact(f"{self.name} (iceberg-rest {uri}{extra})")
 
     def _fail(self, what: str, exc: BaseException | str) -> NoReturn:
         detail = exc if isinstance(exc, str) else (str(exc).strip() or type(exc).__name__)
-        raise AdapterError(scrub(f"catalog {self.name!r}: {what}: {detail}", self._secrets)) from None
+        raise self.error(f"catalog {self.name!r}: {what}: {detail}") from None
 
     @contextlib.contextmanager
     def _translate(self, what: str) -> Iterator[None]:
-        """Expected client-library failures become AdapterError, secrets scrubbed."""
+        """Expected client-library failures become AdapterError, secrets redacted."""
         try:
             yield
         except AdapterError as exc:
-            raise AdapterError(scrub(str(exc), self._secrets)) from None
+            raise self.error(str(exc), type(exc)) from None
         except _CLIENT_ERRORS as exc:
             self._fail(what, exc)
+        except NotImplementedError as exc:  # pyiceberg's word for an endpoint the server lacks
+            self._fail(what, f"the server does not support this ({exc})")
 
     def _count_response(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.count_call()
 
-    def _catalog(self) -> RestCatalog:
-        cat: RestCatalog | None = getattr(self._local, "catalog", None)
-        if cat is None:
-            with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
-                    warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
-                # /v1/config, plus a token request per session pyiceberg opens with a credential
-                self.count_call(3 if "credential" in self._props else 1)
+    def _connect(self) -> RestCatalog:
+        """A RestCatalog for this thread (its requests session is not thread-safe)."""
+        with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
+            # /v1/config, plus a token request per session pyiceberg opens with a credential
+            self.count_call(3 if "credential" in self._props else 1)
+            try:
                 cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
-            cat._session.hooks["response"].append(self._count_response)
-            if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
-                self._fail("not usable", "the REST server does not advertise the view endpoints")
-            self._local.catalog = cat
-            with self._opened_lock:
-                self._opened.append(cat)
+            except ValueError as exc:  # pyiceberg rejecting one of the `properties`
+                self._fail("invalid catalog properties", exc)
+        cat._session.hooks["response"].append(self._count_response)
+        if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
+            self._fail("not usable", "the REST server does not advertise the view endpoints")
         return cat
 
+    def _catalog(self) -> RestCatalog:
+        return self._catalogs.get()
+
     def close(self) -> None:
-        with self._opened_lock:
-            for cat in self._opened:
-                with contextlib.suppress(Exception):
-                    cat._session.close()
-            self._opened.clear()
-        self._local = threading.local()
+        self._catalogs.close_all()
 
     @staticmethod
     def _ident(view: ViewId) -> tuple[str, ...]:
@@ -283,10 +290,10 @@ class IcebergRestAdapter(CatalogAdapter):
         planner would take the name for free and plan a create that fails)."""
         try:
             if handle.problem:
-                raise fmt.UnreadableView(handle.problem)
+                raise DecodeError(handle.problem)
             read = fmt.read_view(handle.metadata)
             kind, writable, notes = "iceberg", True, read.warnings
-        except fmt.UnreadableView as exc:
+        except DecodeError as exc:
             read = fmt.placeholder(handle.metadata)
             kind, writable = UNREADABLE_FORMAT, False
             notes = [f"cannot read this Iceberg view ({exc}); viewsync will not update it"]
@@ -403,7 +410,9 @@ class IcebergRestAdapter(CatalogAdapter):
                 self._after_unknown(cat, view, spec, marker, what, exc)
                 return
             except ice_exc.ViewAlreadyExistsError as exc:
-                self._fail(what, f"the name is taken by an existing view or table ({exc})")
+                # the plan saw the name free: someone took it since
+                raise self.error(f"catalog {self.name!r}: {what}: the name is taken by an existing view or "
+                                 f"table ({exc})", ConflictError) from None
             except (ice_exc.NoSuchNamespaceError, ice_exc.RESTError) as exc:
                 # pyiceberg reports a missing namespace on create as a bare RESTError (404);
                 # its subclasses (401, 403, 400...) are other failures
@@ -431,10 +440,15 @@ class IcebergRestAdapter(CatalogAdapter):
         view = live.id
         spec = self.storable(view, spec)
         cat = self._catalog()
-        handle = live.handle if isinstance(live.handle, IcebergHandle) else self._load(cat, view)
+        # A view commit can only assert the view's uuid, so the server never refuses a commit
+        # based on a state that changed since the plan: compare the fresh state ourselves.
+        planned = self.handle_of(live, IcebergHandle)
+        handle = self._load(cat, view)
         if handle is None:
             raise ConflictError(f"catalog {self.name!r}: view {view} no longer exists")
-        uuid = handle.metadata.get("view-uuid")
+        uuid = (planned or handle).metadata.get("view-uuid")
+        if fmt.fingerprint(handle.metadata, handle.metadata_location) != live.fingerprint:
+            handle = self._reload_for_retry(cat, live, uuid, spec, marker)
         what = f"cannot replace view {view}"
         last = ""
         for attempt in range(MAX_COMMIT_ATTEMPTS):
@@ -457,14 +471,14 @@ class IcebergRestAdapter(CatalogAdapter):
             if response.status_code == 409:
                 continue  # someone committed in between: reload, re-check, retry
             if response.status_code == 404:
-                raise ConflictError(scrub(f"catalog {self.name!r}: {what}: the view (or its namespace) no "
-                                          f"longer exists ({last}); run plan again", self._secrets))
+                raise self.error(f"catalog {self.name!r}: {what}: the view (or its namespace) no "
+                                 f"longer exists ({last}); run plan again", ConflictError)
             if response.status_code >= 500:
                 self._after_unknown(cat, view, spec, marker, what, last)
                 return
             self._fail(what, last)
-        raise ConflictError(scrub(f"catalog {self.name!r}: {what}: still conflicting after "
-                                  f"{MAX_COMMIT_ATTEMPTS} attempts ({last}); run plan again", self._secrets))
+        raise self.error(f"catalog {self.name!r}: {what}: still conflicting after "
+                         f"{MAX_COMMIT_ATTEMPTS} attempts ({last}); run plan again", ConflictError)
 
     def _reload_for_retry(self, cat: RestCatalog, live: LiveView, uuid: Any, spec: ViewSpec,
                           marker: Marker) -> IcebergHandle:
@@ -479,7 +493,7 @@ class IcebergRestAdapter(CatalogAdapter):
             return fresh
         try:
             read = fmt.read_view(fresh.metadata)
-        except fmt.UnreadableView as exc:
+        except DecodeError as exc:
             raise ConflictError(f"catalog {self.name!r}: view {view} was changed by another client "
                                 f"into something viewsync cannot read ({exc})") from None
         if read.managed_by not in (None, marker.project):
@@ -508,3 +522,8 @@ class IcebergRestAdapter(CatalogAdapter):
         cat = self._catalog()
         with self._translate(f"cannot drop view {live.id}"), contextlib.suppress(ice_exc.NoSuchViewError):
             cat.drop_view(self._ident(live.id))
+
+
+def _close_catalog(cat: RestCatalog) -> None:
+    with contextlib.suppress(Exception):  # closing must never fail a run
+        cat._session.close()

@@ -19,13 +19,19 @@ the ATHENA slot and `athena` goes to the extras.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
+from reconciler import formats
 from reconciler import types as vtypes
+from reconciler.adapters.metastore import Decoded, markers
+from reconciler.errors import DecodeError
 from reconciler.formats import params as P
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, Column, Representation, ViewSpec, spec_from_canonical
+from reconciler.formats import trino
+from reconciler.formats.common import from_hive_columns, hive_columns
+from reconciler.model import Column, Representation, ViewSpec, spec_from_canonical
 
 VIEW_FORMATS = ("multi-dialect", "athena", "spark", "hive")
 MULTI_DIALECT_FORMAT = "glue-multi-dialect"
@@ -44,28 +50,19 @@ MAX_COLUMN_COMMENT = 255  # CommentString
 MAX_TYPE = 131_072  # ColumnTypeString
 
 
-class DecodeError(ValueError):
-    """A Glue table that claims to be a view but cannot be read as one."""
-
-
-@dataclass
-class Decoded:
-    """A Glue view as read back: spec plus ownership markers."""
-
-    spec: ViewSpec
-    format: str
-    managed_by: str | None = None
-    spec_digest: str | None = None
-    writable: bool = True
-    warnings: list[str] = field(default_factory=list)
-
-
 def params_of(table: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
 
 
-def markers(params: Mapping[str, str]) -> tuple[str | None, str | None]:
-    return params.get(MANAGED_BY) or None, params.get(SPEC_DIGEST) or None
+def decode_envelope_sql(text: str) -> str | None:
+    """originalSql of a Presto/Trino view envelope, None when `text` is not one."""
+    if not text.strip().startswith(trino.VIEW_PREFIX):
+        return None
+    try:
+        sql = trino.decode_envelope(text).get("originalSql")
+    except formats.FormatError:
+        return None
+    return sql if isinstance(sql, str) and sql.strip() else None
 
 
 # ------------------------------------------------------------------ dialects
@@ -85,27 +82,17 @@ def athena_name(params: Mapping[str, str]) -> str:
 
 # ------------------------------------------------------------------- columns
 def glue_columns(columns: list[Column]) -> list[dict[str, str]]:
-    """StorageDescriptor.Columns; comments Glue cannot hold are left to the extras."""
-    out: list[dict[str, str]] = []
-    for col in columns:
-        entry = {"Name": col.name, "Type": vtypes.to_hive(vtypes.parse(col.type))}
-        if col.comment and len(col.comment) <= MAX_COLUMN_COMMENT:
-            entry["Comment"] = col.comment
-        out.append(entry)
-    return out
+    """StorageDescriptor.Columns through the metastores' one column codec, with Glue's own
+    comment limit; comments Glue cannot hold are left to the extras."""
+    return [{"Name": c.name, "Type": c.type, **({"Comment": c.comment} if c.comment else {})}
+            for c in hive_columns(columns, MAX_COLUMN_COMMENT)]
 
 
 def read_columns(cols: list[Mapping[str, Any]]) -> list[Column]:
     """Glue, like the metastore, treats column names case-insensitively: read them lowercased
     (original case comes back through the extras)."""
-    out: list[Column] = []
-    for col in cols:
-        try:
-            type_ = vtypes.parse_from(str(col.get("Type", "")), "hive")
-        except vtypes.TypeError_ as exc:
-            raise DecodeError(f"column {col.get('Name')!r}: {exc}") from None
-        out.append(Column(name=str(col["Name"]).lower(), type=type_, comment=col.get("Comment") or None))
-    return out
+    return from_hive_columns(formats.HiveColumn(str(c["Name"]), str(c.get("Type", "")), c.get("Comment") or None)
+                             for c in cols)
 
 
 def coerce_columns(columns: list[Column]) -> list[Column]:
@@ -162,22 +149,16 @@ def encode_multi_dialect(
         table["Description"] = spec.comment
     if spec.owner and len(spec.owner) <= MAX_NAME:
         table["Owner"] = spec.owner
-    # What Glue holds by itself, read the way fetch reads it; the rest goes to the extras.
-    engine = _decode_native(table, schema, _no_envelope).canonical()
+    # What Glue holds by itself, read the way fetch reads it (our texts are never envelopes);
+    # the rest goes to the extras.
+    engine = _decode_native(table, schema, decode_envelopes=False).canonical()
     params.update(P.extras_params(spec.canonical(), engine))
     params.update(marker_params)
     return table
 
 
-def _no_envelope(text: str) -> str | None:
-    return None
-
-
-def representation_sql(
-    rep: Mapping[str, Any],
-    validations: Mapping[str, str],
-    decode_envelope: Callable[[str], str | None],
-) -> str | None:
+def representation_sql(rep: Mapping[str, Any], validations: Mapping[str, str],
+                       decode_envelopes: bool = True) -> str | None:
     """The SQL of a Glue representation as it was submitted.
 
     For validated ATHENA views Glue answers with its own encoding (Terraform
@@ -192,7 +173,7 @@ def representation_sql(
         text = rep.get(key)
         if not isinstance(text, str) or not text.strip():
             continue
-        decoded = decode_envelope(text)
+        decoded = decode_envelope_sql(text) if decode_envelopes else None
         if decoded is not None:
             return decoded
         if text.strip().startswith("/* Presto View"):
@@ -212,10 +193,8 @@ def _validation_texts(table: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _decode_native(
-    table: Mapping[str, Any], schema: str, decode_envelope: Callable[[str], str | None],
-    warnings: list[str] | None = None,
-) -> ViewSpec:
+def _decode_native(table: Mapping[str, Any], schema: str, *, decode_envelopes: bool = True,
+                   warnings: list[str] | None = None) -> ViewSpec:
     """What Glue itself holds, without the extras."""
     params = params_of(table)
     validations = _validation_texts(table)
@@ -223,7 +202,7 @@ def _decode_native(
     for rep in (table.get("ViewDefinition") or {}).get("Representations") or []:
         glue = str(rep.get("Dialect", "")).upper()
         dialect = athena_name(params) if glue == "ATHENA" else DEFAULT_DIALECT.get(glue, glue.lower())
-        sql = representation_sql(rep, validations, decode_envelope)
+        sql = representation_sql(rep, validations, decode_envelopes)
         if sql is None or not sql.strip():
             if warnings is not None:
                 warnings.append(f"Glue returned no SQL for the {glue} representation")
@@ -244,15 +223,13 @@ def _decode_native(
     )
 
 
-def decode_multi_dialect(
-    table: Mapping[str, Any], schema: str, decode_envelope: Callable[[str], str | None]
-) -> Decoded:
+def decode_multi_dialect(table: Mapping[str, Any], schema: str) -> Decoded:
     warnings: list[str] = []
     params = params_of(table)
-    engine = _decode_native(table, schema, decode_envelope, warnings).canonical()
+    engine = _decode_native(table, schema, warnings=warnings).canonical()
     try:
         spec = spec_from_canonical(P.apply_extras(engine, params))
-    except ValueError:
+    except (DecodeError, ValidationError):
         spec = spec_from_canonical(engine)  # damaged extras must not hide what Glue holds
         warnings.append("ignoring unreadable viewsync extras")
     managed_by, spec_digest = markers(params)
