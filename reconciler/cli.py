@@ -14,7 +14,7 @@ import click
 import typer
 
 from reconciler import drift as drift_mod
-from reconciler import gitsrc, render, saved_plan
+from reconciler import gitsrc, render, saved_plan, schema_owners
 from reconciler import history as history_mod
 from reconciler.access import hooks as access_hooks
 from reconciler.access.security import notes as security_notes
@@ -245,7 +245,7 @@ def apply(
         raise typer.Exit(1)
     access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
                              ws.config.state_url, info)
-    if not result.actions:
+    if not result.has_changes:
         out("Nothing to apply.\n")
         _deliver_pending(open_emitter(ws, ws.state().engine, log=err))
         return
@@ -266,10 +266,18 @@ def apply(
     emitter = open_emitter(ws, state.engine, decl.views, err)
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
                      on_note=lambda note: out(f"Repaired: {note}\n"))
+    owner_errors: list[str] = []
+    if res.ok and result.schema_owners:
+        owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,
+                                           len(result.actions), who, info)
+        for change in result.schema_owners:
+            out(f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
     refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
     out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed{refused}, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     _deliver_pending(emitter)
+    if owner_errors:
+        fail("schema owners not all written: " + "; ".join(owner_errors))
     if not res.ok:
         raise typer.Exit(1)
 

@@ -32,6 +32,7 @@ class Declarations:
     views: dict[ViewId, ViewSpec] = field(default_factory=dict)
     origin: dict[ViewId, str] = field(default_factory=dict)  # "file (views[i])"
     files: list[str] = field(default_factory=list)
+    schema_owners: dict[tuple[str, str], str] = field(default_factory=dict)  # a view file's top-level owner
     texts: dict[str, str] = field(default_factory=dict)  # file -> text, to locate later problems
     where: dict[ViewId, tuple[str, int]] = field(default_factory=dict)  # file, index in views
 
@@ -148,6 +149,8 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
         problems.append(at(("catalog",), f"unknown catalog {catalog!r} (viewsync.yaml defines: "
                                 f"{', '.join(sorted(config.catalogs)) or 'none'})"))
 
+    if data.get("owner") is not None:
+        decl.schema_owners[(catalog, schema_name)] = data["owner"]
     seen: dict[str, int] = {}
     for i, raw in enumerate(data["views"]):
         name = raw["name"]

@@ -210,6 +210,23 @@ class PlanScope:
                    allow_mass_drop=bool(d.get("allow_mass_drop")))
 
 
+@dataclass(frozen=True)
+class SchemaOwnerChange:
+    """A declared schema owner to write (reconciler.schema_owners)."""
+
+    catalog: str
+    schema: str
+    before: str | None
+    after: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"catalog": self.catalog, "schema": self.schema, "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SchemaOwnerChange:
+        return cls(d["catalog"], d["schema"], d.get("before"), d["after"])
+
+
 @dataclass
 class Plan:
     project: str
@@ -225,10 +242,11 @@ class Plan:
     drift: list[Mismatch] = field(default_factory=list)  # read-only catalogs: expectation mismatches
     yaml_changes: list[YamlChange] | None = None  # filled by `plan --base`
     access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
+    schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
 
     @property
     def has_changes(self) -> bool:
-        return bool(self.actions)
+        return bool(self.actions or self.schema_owners)
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = dict.fromkeys(ACTION_KINDS, 0)
@@ -250,6 +268,7 @@ class Plan:
             "undeclared": [v.to_json() for v in self.undeclared],
             "drift": [m.to_json() for m in self.drift],
             "warnings": list(self.warnings),
+            "schema_owners": [c.to_json() for c in self.schema_owners],
         }
         if self.yaml_changes is not None:
             out["yaml_changes"] = [c.to_json() for c in self.yaml_changes]
@@ -258,8 +277,11 @@ class Plan:
         return out
 
     def digest(self) -> str:
-        return digest_of({"actions": [a.to_json() for a in self.actions],
-                          "declarations": self.declarations_digest})
+        body: dict[str, Any] = {"actions": [a.to_json() for a in self.actions],
+                                "declarations": self.declarations_digest}
+        if self.schema_owners:
+            body["schema_owners"] = [c.to_json() for c in self.schema_owners]
+        return digest_of(body)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Plan:
@@ -280,4 +302,5 @@ class Plan:
             drift=[Mismatch.from_json(m) for m in d.get("drift", [])],
             yaml_changes=[YamlChange.from_json(c) for c in changes] if changes is not None else None,
             access=d.get("access"),
+            schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
         )

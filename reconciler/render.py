@@ -90,8 +90,13 @@ def text(plan: Plan, color: bool = False) -> str:
         for a in plan.actions:
             out.extend(_action_text(a, color))
             out.append("")
-    else:
+    elif not plan.schema_owners:
         out.append("No changes. The catalogs match the declarations.")
+        out.append("")
+    if plan.schema_owners:
+        out.append("Schema owners:")
+        out.extend(_c(f"  ~ schema {c.catalog}.{c.schema} owner: {c.before!r} -> {c.after!r}", COLOR["update"], color)
+                   for c in plan.schema_owners)
         out.append("")
     out.append(summary_line(plan))
     if access_line(plan):
@@ -173,8 +178,14 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head += [f"- **{c.change}** `{c.view}`" + (f" ({', '.join(c.fields)})" if c.fields else "")
                  for c in plan.yaml_changes] or ["- (none)"]
         head.append("")
+    if plan.schema_owners:
+        head.append("#### Schema owners")
+        head += [f"- `{c.catalog}.{c.schema}`: {_md_escape(repr(c.before))} → {_md_escape(repr(c.after))}"
+                 for c in plan.schema_owners]
+        head.append("")
     if not plan.actions:
-        head.append("No changes. The catalogs match the declarations.")
+        head.append("No changes. The catalogs match the declarations." if not plan.schema_owners else
+                    "No view changes.")
     else:
         head.append("#### Changes against the live catalogs")
     tail: list[str] = []

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from reconciler import declarations as decl_mod
+from reconciler import schema_owners
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
@@ -140,7 +141,18 @@ class Workspace:
             snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
             plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
                               self.declarations_digest(decl, opts), git)
+            self._plan_schema_owners(plan, decl, opts, catalogs)
         return plan, snapshots
+
+    def _plan_schema_owners(self, plan: Plan, decl: decl_mod.Declarations, opts: PlanOptions,
+                            catalogs: list[str]) -> None:
+        """Declared schema owners that differ from the catalog's (none read when none is declared;
+        a --select plan is about views and leaves them out)."""
+        declared = {k: v for k, v in decl.schema_owners.items() if k[0] in catalogs}
+        if not declared or opts.select:
+            return
+        plan.schema_owners, notes = schema_owners.plan_changes(declared, self.adapter, set(catalogs))
+        plan.warnings.extend(notes)
 
     def catalogs_in_scope(self, opts: PlanOptions) -> list[str]:
         return [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler import sql as vsql
-from reconciler.access.evaluate import Denial, Identity, denials, policy_change_denial
-from reconciler.access.model import AccessPolicy
+from reconciler.access.evaluate import Denial, Identity, denials, holds, policy_change_denial
+from reconciler.access.model import AccessPolicy, Privilege, Securable
 from reconciler.errors import UserError
 from reconciler.model import ViewId, ViewSpec
 from reconciler.plan import Action, Plan, PlanError, PlanErrorCode, dependencies
+from reconciler.plan_model import SchemaOwnerChange
 from reconciler.state import GitInfo, StateStore
 
 NOT_PERMITTED = PlanErrorCode.NOT_PERMITTED
@@ -51,12 +52,15 @@ def reads(view: ViewId, spec: ViewSpec, by_name: Mapping[str, list[ViewId]]) -> 
     return dependencies(view, spec, candidates) if candidates else set()
 
 
+Subject = Action | SchemaOwnerChange | None  # what a denial blocks (None: the policy change)
+
+
 def check(plan: Plan, views: Mapping[ViewId, ViewSpec], policy: AccessPolicy | None,
-          who: Who) -> list[tuple[Action | None, Denial]]:
+          who: Who) -> list[tuple[Subject, Denial]]:
     """Every missing privilege, for the actor and (per view file) the commit authors."""
     if policy is None:
         return []
-    found: list[tuple[Action | None, Denial]] = []
+    found: list[tuple[Subject, Denial]] = []
     if who.policy_changed:
         for person in (who.actor, *who.policy_authors):
             d = policy_change_denial(policy, person, plan.project)
@@ -73,7 +77,17 @@ def check(plan: Plan, views: Mapping[ViewId, ViewSpec], policy: AccessPolicy | N
             people += [a for a in who.authors.get(f, []) if a not in people]
         for person in people:
             found += [(action, d) for d in denials(policy, person, action.action, action.view, read)]
+    for change in plan.schema_owners:  # setting a schema's owner needs OWNER of the schema
+        people = [who.actor]
+        for f in view_files(ViewId(change.catalog, change.schema, "")):
+            people += [a for a in who.authors.get(f, []) if a not in people]
+        found += [(change, d) for person in people for d in schema_owner_denials(policy, person, change)]
     return found
+
+
+def schema_owner_denials(policy: AccessPolicy, who: Identity, change: SchemaOwnerChange) -> list[Denial]:
+    schema = Securable.schema_of(change.catalog, change.schema)
+    return [] if holds(policy, who, Privilege.OWNER, schema) else [Denial(who, Privilege.OWNER, str(schema))]
 
 
 def summary(policy: AccessPolicy | None, who: Who) -> dict[str, Any]:
@@ -87,14 +101,19 @@ def summary(policy: AccessPolicy | None, who: Who) -> dict[str, Any]:
             "authors": authors, "policy_changed": who.policy_changed}
 
 
-def record(plan: Plan, policy: AccessPolicy | None, who: Who,
-           found: list[tuple[Action | None, Denial]]) -> None:
+def _needed_for(subject: Subject) -> str:
+    if isinstance(subject, Action):
+        return f"needed to {subject.action} {subject.view}"
+    if isinstance(subject, SchemaOwnerChange):
+        return f"needed to set the owner of schema {subject.catalog}.{subject.schema}"
+    return "needed to change the access policy"
+
+
+def record(plan: Plan, policy: AccessPolicy | None, who: Who, found: list[tuple[Subject, Denial]]) -> None:
     plan.access = summary(policy, who)
-    for action, d in found:
-        plan.errors.append(PlanError(NOT_PERMITTED, f"not permitted: {d.message}"
-                                     + (f" (needed to {action.action} {action.view})" if action else
-                                        " (needed to change the access policy)"),
-                                     action.view if action else None))
+    for subject, d in found:
+        plan.errors.append(PlanError(NOT_PERMITTED, f"not permitted: {d.message} ({_needed_for(subject)})",
+                                     subject.view if isinstance(subject, Action) else None))
 
 
 def authors_of(saved: Mapping[str, Any] | None) -> dict[str, list[Identity]]:
@@ -106,7 +125,7 @@ def authors_of(saved: Mapping[str, Any] | None) -> dict[str, list[Identity]]:
 
 
 def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
-           found: list[tuple[Action | None, Denial]]) -> NotPermitted:
+           found: list[tuple[Subject, Denial]]) -> NotPermitted:
     """Record a refused apply: a run with outcome 'refused' and one audit row per action
     ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
     # Never marked running: a running apply is one that holds the lock (reconciler.repair).
@@ -114,9 +133,9 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
                              outcome="refused")
     reasons: dict[int, list[str]] = {}
     general = [d.message for a, d in found if a is None]
-    for action, d in found:
-        if action is not None:
-            reasons.setdefault(id(action), []).append(d.message)
+    for subject, d in found:
+        if isinstance(subject, Action):
+            reasons.setdefault(id(subject), []).append(d.message)
     for seq, action in enumerate(plan.actions):
         audit_id = state.audit_start(run_id, seq, actor, action.action, action.view,
                                      action.before.canonical() if action.before is not None else None,

@@ -34,10 +34,11 @@ def policy_at(root: Path, config_path: Path, ref: str | None) -> AccessPolicy | 
                       f"{access}@{ref}", gitauthors.text_at(root, ref, access))
 
 
-def policy_files(root: Path, config_path: Path) -> list[str]:
+def policy_files(root: Path, config_path: Path, existing: bool = True) -> list[str]:
+    """viewsync.yaml and access.yaml (with existing=False: even if access.yaml was deleted)."""
     cfg = _config_rel(root, config_path)
     access = str(Path(cfg).parent / ACCESS_FILE) if "/" in cfg else ACCESS_FILE
-    return [cfg] + ([access] if (config_path.parent / ACCESS_FILE).exists() else [])
+    return [cfg] + ([access] if not existing or (config_path.parent / ACCESS_FILE).exists() else [])
 
 
 def check_plan(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config_path: Path,
@@ -55,11 +56,11 @@ def check_plan(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config_
     policy = policy_at(root, config_path, base)
     head_policy = policy_at(root, config_path, ref)
     changed = (policy.digest if policy else None) != (head_policy.digest if head_policy else None)
-    files = ["views", *policy_files(root, config_path)]
+    files = ["views", *policy_files(root, config_path, existing=False)]
     by_file = gitauthors.authors_by_file(root, base, ref, files)
     policy_authors: list[Identity] = []
     if changed:
-        for f in policy_files(root, config_path):
+        for f in policy_files(root, config_path, existing=False):
             policy_authors += [a for a in by_file.get(f, []) if a not in policy_authors]
     people = guard.Who(who, {f: a for f, a in by_file.items() if f.startswith("views/")},
                        tuple(policy_authors), changed)

@@ -19,13 +19,16 @@ _ENFORCED: dict[tuple[str, str | None], frozenset[str]] = {
     ("glue", "athena"): frozenset({"definer", "invoker"}),
     ("glue", "multi-dialect"): frozenset({"definer"}),
 }
+# the engine format option (and its deprecated name) and its default, per catalog type
 _FORMAT_OPTION = {"hms": ("write_format", "spark"), "glue": ("view_format", "athena")}
 
 
 def enforced(catalog_type: str, options: Mapping[str, Any]) -> frozenset[str]:
     """The security modes an engine enforces for views viewsync writes in this catalog."""
-    option, default = _FORMAT_OPTION.get(catalog_type, ("", None))
-    fmt = str(options.get(option, default)) if option else None
+    if catalog_type not in _FORMAT_OPTION:
+        return frozenset()
+    legacy, default = _FORMAT_OPTION[catalog_type]
+    fmt = str(options.get("engine_format") or options.get(legacy) or default)
     return _ENFORCED.get((catalog_type, fmt), frozenset())
 
 

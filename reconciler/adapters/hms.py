@@ -32,6 +32,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (
     InvalidOperationException,
     MetaException,
     NoSuchObjectException,
+    PrincipalType,
     SerDeInfo,
     StorageDescriptor,
     Table,
@@ -250,6 +251,25 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             except NoSuchObjectException:
                 return False
         return self._call(f"reading database {schema!r}", get)
+
+    # The database owner is the schema owner (reconciler.schema_owners).
+    KEEPS_SCHEMA_OWNER = True
+
+    def read_schema_owner(self, schema: str) -> str | None:
+        def get(c: hmsclient.HMSClient) -> str | None:
+            try:
+                owner: str | None = c.get_database(schema).ownerName
+            except NoSuchObjectException:
+                raise LookupError(schema) from None
+            return owner or None
+        return self._call(f"reading database {schema!r}", get)
+
+    def write_schema_owner(self, schema: str, owner: str) -> None:
+        def alter(c: hmsclient.HMSClient) -> None:
+            db = c.get_database(schema)
+            db.ownerName, db.ownerType = owner, PrincipalType.USER
+            c.alter_database(schema, db)
+        self._call(f"setting the owner of database {schema!r}", alter, retry=False)
 
     def fetch(self, schema: str) -> SchemaSnapshot:
         snap = SchemaSnapshot(catalog=self.name, schema=schema)

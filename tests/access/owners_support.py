@@ -66,3 +66,48 @@ def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schem
     declare({"owned": None, "unowned": "data-platform"})
     converge([("owned", "owner")])
     assert stored_owner("owned") in (None, "")
+
+
+def schema_owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schema: str,
+                           dialects: list[str], stored_owner: Callable[[], str | None] | None) -> None:
+    """A view file's top-level `owner` is its schema's owner: written, read back, changed, and
+    converged; a catalog that keeps no schema owner (stored_owner None) warns and never diffs."""
+    repo = tmp_path / "repo"
+    (repo / "views" / catalog).mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "owners", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {catalog: options}}))
+    path = repo / "views" / catalog / f"{schema}.yaml"
+
+    def declare(owner: str) -> None:
+        doc = _views(schema, catalog, dialects, {"v": None})
+        path.write_text(yaml.safe_dump({"catalog": catalog, "schema": schema, "owner": owner,
+                                        "views": doc["views"]}, sort_keys=False))
+
+    def converge(before: str | None, after: str) -> None:
+        doc = json.loads(run_cli(repo, "plan", "--format", "json").out)
+        if stored_owner is None:
+            assert doc["schema_owners"] == []
+            assert any("keeps no schema owner" in w for w in doc["warnings"]), doc["warnings"]
+        else:
+            assert doc["schema_owners"] == [{"catalog": catalog, "schema": schema, "before": before,
+                                             "after": after}]
+            text = run_cli(repo, "plan").out
+            assert f"~ schema {catalog}.{schema} owner: {before!r} -> {after!r}" in text
+        applied = run_cli(repo, "apply", "--auto-approve", "--allow-dirty")
+        assert applied.code == 0, applied.text
+        again = run_cli(repo, "plan", "--detailed-exitcode")
+        assert again.code == 0, again.text
+
+    first = stored_owner() if stored_owner is not None else None
+    declare("team-a")
+    converge(first, "team-a")
+    if stored_owner is not None:
+        assert stored_owner() == "team-a"
+    declare("team-b")
+    converge("team-a", "team-b")
+    if stored_owner is not None:
+        assert stored_owner() == "team-b"
+        rows = json.loads(run_cli(repo, "audit", "--format", "json").out)
+        assert [(r["action"], r["schema_name"], r["outcome"]) for r in rows if r["action"] == "schema_owner"] == [
+            ("schema_owner", schema, "applied"), ("schema_owner", schema, "applied")]

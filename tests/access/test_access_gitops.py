@@ -141,6 +141,17 @@ def test_policy_changes_need_a_project_owner_and_are_judged_by_the_base_policy(r
     res = run_cli(repo, "plan", "--base", "main")
     assert res.code == 0, res.text
 
+    # Deleting the policy is a policy change too: the deleting commit's author needs project OWNER.
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-qb", "b-drop-policy")
+    (repo / "access.yaml").unlink()
+    commit_all(repo, "B removes the policy", "bob")
+    res = run_cli(repo, "plan", "--base", "main", "--actor", "platform@example.com", "--format", "json")
+    assert res.code == 1
+    (error,) = json.loads(res.out)["errors"]
+    assert error["message"].startswith("not permitted: commit author bob@example.com (")
+    assert error["message"].endswith("lacks OWNER on project demo-analytics (needed to change the access policy)")
+
 
 def test_codeowners_follows_the_policy_and_validate_catches_drift(repo: Path) -> None:
     owners = (repo / ".github" / "CODEOWNERS").read_text()

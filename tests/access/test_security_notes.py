@@ -18,10 +18,11 @@ def _plan(*specs: tuple[str, str]) -> Plan:
 
 
 def test_which_engines_enforce_which_mode() -> None:
-    assert enforced("hms", {"write_format": "trino"}) == {"definer", "invoker"}
+    assert enforced("hms", {"engine_format": "trino"}) == {"definer", "invoker"}
+    assert enforced("hms", {"write_format": "trino"}) == {"definer", "invoker"}  # the deprecated name
     assert enforced("hms", {}) == set()  # spark by default: metadata only
     assert enforced("glue", {}) == {"definer", "invoker"}  # athena by default: Trino/Presto envelope
-    assert enforced("glue", {"view_format": "multi-dialect"}) == {"definer"}
+    assert enforced("glue", {"engine_format": "multi-dialect"}) == {"definer"}
     assert enforced("iceberg-rest", {}) == enforced("managed", {}) == set()
 
 

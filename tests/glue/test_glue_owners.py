@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.access.owners_support import owner_roundtrip
+from tests.access.owners_support import owner_roundtrip, schema_owner_roundtrip
 from tests.glue.conftest import ACCOUNT, REGION
 
 
@@ -23,5 +23,12 @@ def test_owner_round_trips_on_glue(tmp_path: Path, glue_url: str, raw_glue: Any,
         return owner
 
     owner_roundtrip(tmp_path, "glue", {"type": "glue", "region": REGION, "catalog_id": ACCOUNT,
-                                       "endpoint_url": glue_url, "view_format": view_format},
+                                       "endpoint_url": glue_url, "engine_format": view_format},
                     "sales", dialects, stored)
+
+
+def test_glue_keeps_no_schema_owner_and_says_so(tmp_path: Path, glue_url: str, raw_glue: Any) -> None:
+    raw_glue.create_database(DatabaseInput={"Name": "sales"})
+    schema_owner_roundtrip(tmp_path, "glue", {"type": "glue", "region": REGION, "catalog_id": ACCOUNT,
+                                              "endpoint_url": glue_url, "engine_format": "spark"},
+                           "sales", ["spark"], None)

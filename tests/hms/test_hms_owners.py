@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.access.owners_support import owner_roundtrip
+from tests.access.owners_support import owner_roundtrip, schema_owner_roundtrip
 
 
 @pytest.mark.parametrize(("write_format", "dialects", "security"), [
@@ -20,5 +20,14 @@ def test_owner_round_trips_on_hms(tmp_path: Path, metastore: Any, database: str,
         owner: str | None = hms_client.get_table(database, name).owner
         return owner
 
-    owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri, "write_format": write_format},
+    owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri, "engine_format": write_format},
                     database, dialects, stored, security)
+
+
+def test_schema_owner_is_the_hms_database_owner(tmp_path: Path, metastore: Any, database: str,
+                                                 hms_client: Any) -> None:
+    def stored() -> str | None:
+        owner: str | None = hms_client.get_database(database).ownerName
+        return owner or None
+
+    schema_owner_roundtrip(tmp_path, "hive", {"type": "hms", "uri": metastore.uri}, database, ["spark"], stored)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.access.owners_support import owner_roundtrip
+from tests.access.owners_support import owner_roundtrip, schema_owner_roundtrip
 from tests.iceberg.conftest import IcebergServer
 
 
@@ -17,3 +17,14 @@ def test_owner_round_trips_on_iceberg_rest(tmp_path: Path, iceberg_server: Icebe
 
     owner_roundtrip(tmp_path, "lake", {"type": "iceberg-rest", "uri": iceberg_server.uri}, namespace,
                     ["spark", "trino"], stored)
+
+
+def test_schema_owner_is_the_namespace_property_owner(tmp_path: Path, iceberg_server: IcebergServer,
+                                                       namespace: str) -> None:
+    client = iceberg_server.client_catalog()
+
+    def stored() -> str | None:
+        return client.load_namespace_properties(namespace).get("owner")  # type: ignore[no-any-return]
+
+    schema_owner_roundtrip(tmp_path, "lake", {"type": "iceberg-rest", "uri": iceberg_server.uri}, namespace,
+                           ["spark"], stored)

@@ -350,6 +350,23 @@ class IcebergRestAdapter(CatalogAdapter):
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
 
+    # The namespace property `owner` is the schema owner (reconciler.schema_owners).
+    KEEPS_SCHEMA_OWNER = True
+    OWNER_PROPERTY = "owner"
+
+    def read_schema_owner(self, schema: str) -> str | None:
+        with self._translate(f"cannot read namespace {schema!r}"):
+            try:
+                props = self._catalog().load_namespace_properties(tuple(schema.split(".")))
+            except ice_exc.NoSuchNamespaceError:
+                raise LookupError(schema) from None
+        return props.get(self.OWNER_PROPERTY) or None
+
+    def write_schema_owner(self, schema: str, owner: str) -> None:
+        with self._translate(f"cannot set the owner of namespace {schema!r}"):
+            self._catalog().update_namespace_properties(tuple(schema.split(".")),
+                                                        updates={self.OWNER_PROPERTY: owner})
+
     def view_exists(self, view: ViewId) -> bool:
         """HEAD on the view (pyiceberg's view_exists)."""
         with self._translate(f"cannot check view {view}"):
