@@ -12,7 +12,7 @@ from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.model import LiveView, ViewId
-from reconciler.state import StateStore, VersionRecord
+from reconciler.state import VIEW_ACTIONS, StateStore, VersionRecord
 from reconciler.workspace import Workspace
 
 
@@ -43,7 +43,9 @@ def repair_dead_runs(ws: Workspace, state: StateStore, project: str, current_run
                 notes.append(f"{view}: {row['action']} recorded as version (run {run['run_id']} died before)")
                 continue
             error: str | None
-            if (view.catalog, view.schema) not in live:  # the catalog is no longer configured
+            if row["action"] not in VIEW_ACTIONS:  # e.g. a schema owner: no version to judge it by
+                result, error = "unknown", "interrupted; re-run apply to converge"
+            elif (view.catalog, view.schema) not in live:  # the catalog is no longer configured
                 result, error = "unknown", f"interrupted; catalog {view.catalog!r} is not configured to check"
             else:
                 result, error = outcome(row, live[(view.catalog, view.schema)].find(view.name, _folds(ws, view)))

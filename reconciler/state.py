@@ -110,6 +110,9 @@ class LockHeld(UserError):
     pass
 
 
+VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
+
+
 @dataclass(frozen=True)
 class VersionRecord:
     """A version row to write: one per applied change."""
@@ -263,8 +266,9 @@ class StateStore:
         has_version = sa.exists().where(
             versions.c.run_id == audit.c.run_id, versions.c.catalog == audit.c.catalog,
             versions.c.schema_name == audit.c.schema_name, versions.c.view_name == audit.c.view_name)
+        view_action = audit.c.action.in_(VIEW_ACTIONS)  # other rows (schema owners) have no version rows
         q = (sa.select(audit).where(audit.c.run_id == run_id, sa.or_(
-            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", ~has_version)))
+            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", view_action, ~has_version)))
             .order_by(audit.c.seq))
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
