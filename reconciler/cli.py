@@ -6,11 +6,11 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
-import click
 import typer
 
 from reconciler import drift as drift_mod
@@ -66,32 +66,34 @@ class Session:
             self.workspaces.pop().close()
 
 
-def _secrets() -> frozenset[str]:
-    """The secrets of the config the running command opened."""
-    ctx = click.get_current_context(silent=True)
-    session = ctx.find_object(Session) if ctx is not None else None
-    return session.secrets if session is not None else frozenset()
+    def out(self, text: str) -> None:
+        sys.stdout.write(redact(text, self.secrets))
+        sys.stdout.flush()
+
+    def err(self, text: str) -> None:
+        text = redact(text, self.secrets)
+        sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
+
+
+def _session(ctx: typer.Context) -> Session:
+    session = ctx.find_object(Session)
+    assert session is not None
+    return session
 
 
 def _g(ctx: typer.Context) -> Globals:
-    session = ctx.find_object(Session)
-    assert session is not None and session.globals is not None
-    return session.globals
+    g = _session(ctx).globals
+    assert g is not None
+    return g
 
 
-def out(text: str) -> None:
-    sys.stdout.write(redact(text, _secrets()))
-    sys.stdout.flush()
+def out(ctx: typer.Context, text: str) -> None:
+    """Standard output, with the secrets of every config the command opened masked."""
+    _session(ctx).out(text)
 
 
-def err(text: str, secrets: frozenset[str] | None = None) -> None:
-    text = redact(text, _secrets() if secrets is None else secrets)
-    sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
-
-
-def fail(message: str) -> NoReturn:
-    err(f"Error: {message}")
-    raise typer.Exit(1)
+def err(ctx: typer.Context, text: str) -> None:
+    _session(ctx).err(text)
 
 
 @app.callback()
@@ -116,11 +118,9 @@ def _progress(done: int, total: int) -> None:
 def _open(ctx: typer.Context) -> Workspace:
     g = _g(ctx)
     ws = Workspace.open(g.repo, g.config, g.parallelism)
-    session = ctx.find_object(Session)
-    assert session is not None
-    session.workspaces.append(ws)
+    _session(ctx).workspaces.append(ws)
     for warning in ws.config.warnings:
-        err(f"Warning: {warning}")
+        err(ctx, f"Warning: {warning}")
     if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
         ws.progress = _progress
     return ws
@@ -155,10 +155,10 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
         if missing:
             warnings.append(missing)
     for w in warnings:
-        err(f"Warning: {w}")
+        err(ctx, f"Warning: {w}")
     if problems:
         raise ValidationFailed(problems)
-    out(f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
+    out(ctx, f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
 
@@ -192,7 +192,7 @@ def plan(
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
-    out(render.render(result, fmt, g.color))
+    out(ctx, render.render(result, fmt, g.color))
     if result.errors:
         raise typer.Exit(1)
     if detailed_exitcode and result.has_changes:
@@ -204,7 +204,7 @@ def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A s
          fmt: Format = OutputFormat.TEXT) -> None:
     """Render a saved plan."""
     saved = saved_plan.load(plan_file)
-    out(render.render(saved, fmt, _g(ctx).color))
+    out(ctx, render.render(saved, fmt, _g(ctx).color))
 
 
 @app.command()
@@ -233,21 +233,21 @@ def apply(
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
     repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
-                       lambda note: out(f"Repaired: {note}\n"))
+                       lambda note: out(ctx, f"Repaired: {note}\n"))
     if plan_file is not None:
         result = saved_plan.load(plan_file)
         saved_plan.verify(ws, result, plan_file, decl)
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
         result, _ = ws.plan(opts, decl, info)
-    out(render.render(result, OutputFormat.TEXT, g.color))
+    out(ctx, render.render(result, OutputFormat.TEXT, g.color))
     if result.errors:
         raise typer.Exit(1)
     access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
                              ws.config.state_url, info)
     if not result.has_changes:
-        out("Nothing to apply.\n")
-        _deliver_pending(open_emitter(ws, ws.state().engine, log=err))
+        out(ctx, "Nothing to apply.\n")
+        _deliver_pending(open_emitter(ws, ws.state().engine, log=_session(ctx).err), _session(ctx).err)
         return
     if not auto_approve:
         if not sys.stdin.isatty():
@@ -255,38 +255,39 @@ def apply(
                             "pass --auto-approve (e.g. in CI)")
         answer = typer.prompt("Apply these actions? Only 'yes' will be accepted", default="", show_default=False)
         if answer.strip() != "yes":
-            out("Apply cancelled.\n")
+            out(ctx, "Apply cancelled.\n")
             raise typer.Exit(1)
     state = ws.state()
 
     def progress(action: Action, outcome: str, error: str | None) -> None:
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
-        out(line + (f" ({error})" if error else "") + "\n")
+        out(ctx, line + (f" ({error})" if error else "") + "\n")
 
-    emitter = open_emitter(ws, state.engine, decl.views, err)
+    emitter = open_emitter(ws, state.engine, decl.views, _session(ctx).err)
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
-                     on_note=lambda note: out(f"Repaired: {note}\n"))
+                     on_note=lambda note: out(ctx, f"Repaired: {note}\n"))
     owner_errors: list[str] = []
     if res.ok and result.schema_owners:
         owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,
                                            len(result.actions), who, info)
         for change in result.schema_owners:
-            out(f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
+            out(ctx, f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
     refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
-    out(f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed{refused}, "
+    out(ctx, f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed"
+        f"{refused}, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
-    _deliver_pending(emitter)
+    _deliver_pending(emitter, _session(ctx).err)
     if owner_errors:
-        fail("schema owners not all written: " + "; ".join(owner_errors))
+        raise UserError("schema owners not all written: " + "; ".join(owner_errors))
     if not res.ok:
         raise typer.Exit(1)
 
 
-def _deliver_pending(emitter: Emitter) -> None:
+def _deliver_pending(emitter: Emitter, warn: Callable[[str], None]) -> None:
     """Every apply ends by retrying what is in the outbox; a sink that is down never fails it."""
     report = emitter.drain()
     if report.pending:
-        err(f"Warning: {report.pending} event deliveries pending; the next apply or `viewsync events deliver` "
+        warn(f"Warning: {report.pending} event deliveries pending; the next apply or `viewsync events deliver` "
             "retries them")
 
 
@@ -308,7 +309,7 @@ def drift(
     text = drift_mod.render(report, fmt)
     if out_file:
         out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
-    out(text)
+    out(ctx, text)
     if report.errors and not report.items:
         raise typer.Exit(1)
     if report.drifted:
@@ -331,9 +332,9 @@ def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalo
     rows = ws.state(create=False).versions_of(vid)
     native = ws.adapter(vid.catalog).native_history(vid) if vid.catalog in ws.config.catalogs else []
     if fmt is OutputFormat.JSON:
-        out(json.dumps(history_mod.history_json(vid, rows, native), indent=2) + "\n")
+        out(ctx, json.dumps(history_mod.history_json(vid, rows, native), indent=2) + "\n")
     else:
-        out(history_mod.history_text(vid, rows, native))
+        out(ctx, history_mod.history_text(vid, rows, native))
 
 
 @app.command()
@@ -349,9 +350,9 @@ def audit(
     state = ws.state(create=False)
     rows = state.audit_rows(_parse_view(view) if view else None, history_mod.parse_since(since), run)
     if fmt is OutputFormat.JSON:
-        out(json.dumps(history_mod.audit_json(rows), indent=2, default=str) + "\n")
+        out(ctx, json.dumps(history_mod.audit_json(rows), indent=2, default=str) + "\n")
     else:
-        out(history_mod.audit_text(rows))
+        out(ctx, history_mod.audit_text(rows))
 
 
 events_app = typer.Typer(help="Events announced by applies, and their delivery.", invoke_without_command=True)
@@ -374,15 +375,15 @@ def events(
     engine = _open(ctx).state().engine
     outbox.ensure(engine)
     rows = outbox.listing(engine, pending, history_mod.parse_since(since), run)
-    out(event_cmds.events_json(rows) if fmt == "json" else event_cmds.events_text(rows))
+    out(ctx, event_cmds.events_json(rows) if fmt == "json" else event_cmds.events_text(rows))
 
 
 @events_app.command("deliver")
 def events_deliver(ctx: typer.Context) -> None:
     """Deliver every pending event now (with retries and backoff); exit 1 if some stay pending."""
     ws = _open(ctx)
-    report = open_emitter(ws, ws.state().engine, log=err).drain()
-    out(f"Event deliveries: {report.delivered} delivered, {report.rejected} rejected, {report.pending} pending.\n")
+    report = open_emitter(ws, ws.state().engine, log=_session(ctx).err).drain()
+    out(ctx, f"Event deliveries: {report.delivered} delivered, {report.rejected} rejected, {report.pending} pending.\n")
     if report.pending:
         raise typer.Exit(1)
 
@@ -403,9 +404,9 @@ def lineage(
         raise UserError(f"{vid}: not declared")
     lin = event_cmds.declared_lineage(decl.views, vid)
     if fmt == "json":
-        out(json.dumps(lin.to_json(), indent=2) + "\n")
+        out(ctx, json.dumps(lin.to_json(), indent=2) + "\n")
     else:
-        out(event_cmds.lineage_dot(lin) if fmt == "dot" else event_cmds.lineage_text(lin))
+        out(ctx, event_cmds.lineage_dot(lin) if fmt == "dot" else event_cmds.lineage_text(lin))
 
 
 @app.command("import")
@@ -418,10 +419,10 @@ def import_(
     """Write YAML declarations for the views that exist in a catalog."""
     result = import_catalog(_open(ctx), catalog, schema, force)
     for path in result.skipped:
-        err(f"Skipped {path}: exists (use --force to overwrite)")
+        err(ctx, f"Skipped {path}: exists (use --force to overwrite)")
     for path, count in result.written:
-        out(f"Wrote {path} ({count} view(s))\n")
-    out(f"Imported {result.views} view(s) from catalog {catalog!r}.\n")
+        out(ctx, f"Wrote {path} ({count} view(s))\n")
+    out(ctx, f"Imported {result.views} view(s) from catalog {catalog!r}.\n")
 
 
 @app.command()
@@ -439,7 +440,7 @@ def codeowners(ctx: typer.Context) -> None:
     path = gitauthors.git_top(ws.root) / co.CODEOWNERS_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    out(f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
+    out(ctx, f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
 
 
 @app.command("force-unlock")
@@ -449,7 +450,13 @@ def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help=
     n = ws.state(create=False).force_unlock(run_id)
     if not n:
         raise UserError(f"no lock is held by run {run_id}")
-    out(f"Released the lock held by run {run_id}.\n")
+    out(ctx, f"Released the lock held by run {run_id}.\n")
+
+
+def _is_usage_error(e: Exception) -> bool:
+    """click's own errors (bad option, bad value...): they explain themselves. Matched by
+    name: typer may bring click or a vendored copy of it."""
+    return any(c.__name__ == "ClickException" for c in type(e).__mro__) and hasattr(e, "show")
 
 
 def main() -> None:
@@ -460,22 +467,21 @@ def main() -> None:
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except ValidationFailed as e:
-        err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems),
-            session.secrets)
+        session.err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems))
         sys.exit(1)
     except ViewsyncError as e:  # the one place expected errors become output
-        err(f"Error: {e}", session.secrets)
+        session.err(f"Error: {e}")
         sys.exit(1)
     except typer.Abort:
-        err("Aborted.", session.secrets)
+        session.err("Aborted.")
         sys.exit(1)
     except Exception as e:  # click usage errors and the unexpected
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
+        if _is_usage_error(e):
+            e.show()  # type: ignore[attr-defined]
             sys.exit(1)
         if session.globals is not None and session.globals.verbose:
-            err(traceback.format_exc(), session.secrets)
-        err(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)", session.secrets)
+            session.err(traceback.format_exc())
+        session.err(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)")
         sys.exit(1)
     finally:
         session.close()

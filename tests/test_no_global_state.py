@@ -59,3 +59,20 @@ def test_import_leaves_pyyaml_dumpers_alone(sample_repo: Path, tmp_path: Path) -
     assert run_cli(fresh, "import", "--catalog", "local").code == 0
     assert "|" in (fresh / "views" / "local" / "sales.yaml").read_text()  # multi-line SQL as a block
     assert dict(yaml.SafeDumper.yaml_representers) == representers
+
+
+def test_the_configs_secrets_are_masked_in_a_commands_output(sample_repo: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = sample_repo / "viewsync.yaml"
+    cfg.write_text(cfg.read_text().replace("sqlite:///.viewsync/catalog.db", "sqlite:///.viewsync/${VS_DB_NAME}.db"))
+    sales = sample_repo / "views" / "local" / "sales.yaml"
+    sales.write_text(sales.read_text().replace("Orders that reached the completed state", "kept in s3cr3t-db"))
+    res = run_cli(sample_repo, "plan", env={"VS_DB_NAME": "s3cr3t-db"})
+    assert res.code == 0, res.text
+    assert '"kept in ***"' in res.out and "s3cr3t-db" not in res.text
+
+
+def test_a_bad_option_value_is_a_usage_error(sample_repo: Path) -> None:
+    res = run_cli(sample_repo, "plan", "--format", "yaml")
+    assert res.code == 1 and "'yaml' is not one of 'text', 'markdown', 'json'" in res.err
+    assert "unexpected" not in res.err
