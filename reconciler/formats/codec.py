@@ -79,7 +79,7 @@ def write_view(
     if base is not None:
         same = detect(base) == fmt
         for key, value in base.parameters.items():
-            if key in table.parameters or not P.is_internal(key) or key.startswith(P.VIEWSYNC_PREFIX):
+            if key in table.parameters or not P.is_engine_parameter(key) or key.startswith(P.VIEWSYNC_PREFIX):
                 continue
             if key == "transient_lastDdlTime" or (same and not codec.owns(key)):
                 table.parameters[key] = value
