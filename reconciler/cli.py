@@ -25,10 +25,11 @@ from reconciler.events import commands as event_cmds
 from reconciler.events import outbox
 from reconciler.events.commands import open_emitter
 from reconciler.events.dispatch import Emitter
+from reconciler.gitinfo import GitInfo
 from reconciler.importer import import_catalog
 from reconciler.model import ViewId
 from reconciler.output import OutputFormat
-from reconciler.plan import Action, PlanOptions, PlanScope
+from reconciler.plan import Action, Plan, PlanOptions, PlanScope
 from reconciler.scope import plan_options
 from reconciler.secrets import redact
 from reconciler.workspace import Workspace
@@ -140,11 +141,22 @@ def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None,
 
 # ----------------------------------------------------------------- commands
 @app.command()
-def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="Git ref to read.")] = None) -> None:
+def validate(
+    ctx: typer.Context,
+    ref: Annotated[str | None, typer.Option(help="Git ref to read.")] = None,
+    spark: Annotated[bool, typer.Option("--spark", help="Also analyse every view with Spark (offline: "
+                                                         "tables from sources/).")] = False,
+    write_columns: Annotated[bool, typer.Option("--write-columns", help="With --spark: write Spark's columns "
+                                                "into views that omit them.")] = False,
+) -> None:
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL syntax."""
     from reconciler import sql as vsql
 
     ws = _open(ctx)
+    if spark:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.prestart(ws)
     decl = _declarations(ws, ref)
     warnings = []
     for vid, spec in sorted(decl.views.items()):
@@ -162,6 +174,12 @@ def validate(ctx: typer.Context, ref: Annotated[str | None, typer.Option(help="G
             warnings.append(missing)
     for w in warnings:
         err(ctx, f"Warning: {w}")
+    if write_columns and not spark:
+        raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
+    if spark:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.validate(ws, decl, ref, write_columns, _session(ctx).out, _session(ctx).err)
     out(ctx, f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
@@ -180,6 +198,8 @@ def plan(
     prune: Annotated[bool, typer.Option(help="Drop managed views no longer declared.")] = False,
     adopt: Annotated[bool, typer.Option(help="Adopt declared unmanaged views.")] = False,
     allow_mass_drop: Annotated[bool, typer.Option(help="Allow drops beyond max_drop_fraction.")] = False,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify with Spark (also spark.verify in config).")] = False,
+    allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
     actor: Annotated[str | None, typer.Option(help="Who the access policy is checked for (default "
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
 ) -> None:
@@ -189,7 +209,7 @@ def plan(
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
     opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-    result, _ = ws.plan(opts, decl, info)
+    result = _plan(ws, opts, decl, info, ref, spark, allow_breaking)
     if base:
         result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
@@ -201,6 +221,16 @@ def plan(
         raise typer.Exit(1)
     if detailed_exitcode and result.has_changes:
         raise typer.Exit(2)
+
+
+def _plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None,
+          ref: str | None, spark: bool, allow_breaking: bool) -> Plan:
+    if spark or ws.config.spark.verify:
+        from reconciler.verify import cli_hooks
+
+        return cli_hooks.plan(ws, opts, decl, git, ref, allow_breaking)
+    result, _ = ws.plan(opts, decl, git)
+    return result
 
 
 @app.command()
@@ -224,6 +254,8 @@ def apply(
     actor: Annotated[str | None, typer.Option(help="Who applies (default $GITHUB_ACTOR, git user).")] = None,
     allow_dirty: Annotated[bool, typer.Option(help="Apply uncommitted declarations.")] = False,
     lock_timeout: Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")] = 0,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify with Spark (also spark.verify in config).")] = False,
+    allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
     g = _g(ctx)
@@ -239,7 +271,7 @@ def apply(
         saved_plan.verify(ws, result, plan_file)
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result, _ = ws.plan(opts, ws.declarations(), info)
+        result = _plan(ws, opts, ws.declarations(), info, None, spark, allow_breaking)
     out(ctx, render.render(result, OutputFormat.TEXT, g.color))
     if result.errors:
         raise typer.Exit(1)
@@ -415,8 +447,15 @@ def import_(
     catalog: Annotated[str, typer.Option(help="Catalog to read.")],
     schema: Annotated[list[str] | None, typer.Option(help="Only this schema (repeatable).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite existing view files.")] = False,
+    sources: Annotated[bool, typer.Option("--sources", help="Write sources/ files (table columns for the "
+                                                           "Spark verifier) instead of views.")] = False,
 ) -> None:
     """Write YAML declarations for the views that exist in a catalog."""
+    if sources:
+        from reconciler.verify import cli_hooks
+
+        cli_hooks.import_sources(_open(ctx), catalog, schema, force, _session(ctx).out, _session(ctx).err)
+        return
     result = import_catalog(_open(ctx), catalog, schema, force)
     for path in result.skipped:
         err(ctx, f"Skipped {path}: exists (use --force to overwrite)")
@@ -441,6 +480,18 @@ def codeowners(ctx: typer.Context) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     out(ctx, f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
+
+
+@app.command()
+def impact(
+    ctx: typer.Context,
+    view: Annotated[str, typer.Argument(help="catalog.schema.view")],
+    fmt: Format = OutputFormat.TEXT,
+) -> None:
+    """The views that read VIEW (declared and live), and what its declared change or a drop does to them."""
+    from reconciler.verify import cli_hooks
+
+    out(ctx, cli_hooks.impact(_open(ctx), _parse_view(view), fmt))
 
 
 @app.command("force-unlock")

@@ -19,6 +19,7 @@ import jsonschema_rs
 
 from reconciler import yamlsrc
 from reconciler.errors import Problem, ValidationFailed
+from reconciler.verify import settings as spark_settings
 
 CONFIG_NAME = "viewsync.yaml"
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
@@ -69,6 +70,7 @@ class Config:
     catalogs: dict[str, CatalogConfig]
     policy: Policy = field(default_factory=Policy)
     warnings: list[str] = field(default_factory=list)  # located, e.g. deprecated option names
+    spark: spark_settings.SparkSettings = field(default_factory=spark_settings.SparkSettings)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
 
@@ -88,6 +90,8 @@ def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Pro
                     path = path + (names[0],)
                     key_of_last = True
                     message = f"unknown key {names[0]!r}"
+            elif isinstance(leaf.schema, dict) and "errorMessage" in leaf.schema:  # the schema explains itself
+                message = leaf.schema["errorMessage"].replace("{value}", repr(leaf.instance))
             elif leaf.validator == "required":
                 message = leaf.message.replace("is a required property", "is required")
             elif leaf.validator == "pattern" and path and path[-1] in ("name", "catalog"):
@@ -169,6 +173,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
             adopt=bool(pol.get("adopt", False)),
         ),
         warnings=_deprecations(data, node, display),
+        spark=spark_settings.parse(expanded.get("spark")),
         events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
     )

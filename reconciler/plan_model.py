@@ -47,6 +47,9 @@ class PlanErrorCode(StrEnum):
     MASS_DROP = "mass_drop"  # more drops than policy.max_drop_fraction allows
     DEPENDENCY_CYCLE = "dependency_cycle"  # views read each other in a cycle
     NOT_PERMITTED = "not_permitted"  # the access policy denies the change (reconciler.access)
+    # found by the Spark verifier (reconciler.verify, plan --spark)
+    SPARK_VERIFICATION = "spark_verification"  # Spark cannot analyse the view, or its columns disagree
+    BREAKING_CHANGE = "breaking_change"  # the change breaks views that read it (without --allow-breaking)
     # found by an adapter's check(): the catalog cannot store the declaration
     DIALECT_NOT_STORABLE = "dialect_not_storable"
     COLUMNS_REQUIRED = "columns_required"
@@ -57,6 +60,7 @@ class PlanErrorCode(StrEnum):
     UNREADABLE_VIEW = "unreadable_view"
     RESERVED_PROPERTY = "reserved_property"
     NAME_NOT_STORABLE = "name_not_storable"
+    OWNER_REQUIRED = "owner_required"  # a Trino definer view with no owner and no trino_owner default
 
 
 def _view_json(view: ViewId | None) -> dict[str, str] | None:
@@ -242,6 +246,7 @@ class Plan:
     yaml_changes: list[YamlChange] | None = None  # filled by `plan --base`
     access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
     schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
+    verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
 
     @property
     def has_changes(self) -> bool:
@@ -273,6 +278,8 @@ class Plan:
             out["yaml_changes"] = [c.to_json() for c in self.yaml_changes]
         if self.access is not None:
             out["access"] = self.access
+        if self.verification is not None:
+            out["verification"] = self.verification
         return out
 
     def digest(self) -> str:
@@ -302,4 +309,5 @@ class Plan:
             yaml_changes=[YamlChange.from_json(c) for c in changes] if changes is not None else None,
             access=d.get("access"),
             schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
+            verification=d.get("verification"),
         )

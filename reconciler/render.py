@@ -9,6 +9,7 @@ from typing import Any
 from reconciler.events.lineage import change_of
 from reconciler.output import OutputFormat
 from reconciler.plan import Action, Change, Plan, YamlChange
+from reconciler.verify import report as verify_report
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
 COLOR = {"create": "32", "update": "33", "drop": "31", "adopt": "36"}
@@ -99,6 +100,7 @@ def text(plan: Plan, color: bool = False) -> str:
                    for c in plan.schema_owners)
         out.append("")
     out.append(summary_line(plan))
+    out.extend(verify_report.text_lines(plan.verification))
     if access_line(plan):
         out.append(str(access_line(plan)))
     for w in plan.warnings:
@@ -188,7 +190,7 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
                     "No view changes.")
     else:
         head.append("#### Changes against the live catalogs")
-    tail: list[str] = []
+    tail: list[str] = ["", *verify_report.markdown_lines(plan.verification)] if plan.verification else []
     if plan.warnings:
         tail += ["", "**Warnings**"] + [f"- {_md_escape(w)}" for w in plan.warnings]
     if plan.unmanaged:

@@ -1,8 +1,12 @@
 """One canonical column-type grammar, with a renderer and a parser per target.
 
 Canonical grammar (lowercase): boolean, tinyint, smallint, int, bigint, float,
-double, decimal(p,s), string, varchar(n), char(n), binary, date, timestamp,
-timestamp_ltz, array<T>, map<K,V>, struct<name:T,...>.
+double, decimal(p,s), string, varchar(n), char(n), binary, date, timestamp[(p)],
+timestamp_ltz[(p)], time[(p)], json, uuid, array<T>, map<K,V>, struct<name:T,...>.
+Timestamps and times carry a fractional-second precision 0..12; 6 (microseconds,
+what Spark, Hive and Iceberg hold) is the plain spelling, so `timestamp(6)` is
+`timestamp`. json, uuid and time(p) exist so a Trino view keeps its types when
+rewritten (Trino refuses to read a view whose stored types no longer match).
 
 Targets: iceberg (type JSON as in an Iceberg schema), hive (type strings),
 trino (type signatures), spark (schema JSON), flink (serializable strings).
@@ -18,9 +22,12 @@ from typing import Any
 
 PRIMITIVES = (
     "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
-    "binary", "date", "timestamp", "timestamp_ltz",
+    "binary", "date", "timestamp", "timestamp_ltz", "time", "json", "uuid",
 )
 PARAMETRIC = ("decimal", "varchar", "char")
+TIMED = ("timestamp", "timestamp_ltz", "time")  # optional precision
+MAX_PRECISION = 12  # Trino's limit for timestamp(p) and time(p)
+PLAIN_PRECISION = 6
 TARGETS = ("iceberg", "hive", "trino", "spark", "flink")
 
 
@@ -138,9 +145,19 @@ def _check_params(name: str, params: tuple[int, ...], text: str) -> Prim:
     elif name in ("varchar", "char"):
         if len(params) != 1 or params[0] < 1:
             raise TypeError_(f"invalid type {text!r}: {name}(n) needs a positive length")
+    elif name in TIMED:
+        if len(params) > 1 or (params and params[0] > MAX_PRECISION):
+            raise TypeError_(f"invalid type {text!r}: {name}(p) needs 0 <= p <= {MAX_PRECISION}")
+        if params == (PLAIN_PRECISION,):
+            params = ()
     elif params:
         raise TypeError_(f"invalid type {text!r}: {name} takes no parameters")
     return Prim(name, params)
+
+
+def precision(t: Prim) -> int:
+    """Fractional-second precision of a timestamp/time type."""
+    return t.params[0] if t.params else PLAIN_PRECISION
 
 
 # ------------------------------------------------------------------ canonical
@@ -217,6 +234,11 @@ def canonical(text: str) -> str:
     return hit
 
 
+def map_prims(t: Type, fn: Any) -> Type:
+    """`t` with every primitive replaced by `fn(primitive)`."""
+    return _map_type(t, fn)
+
+
 def _map_type(t: Type, fn: Any) -> Type:
     if isinstance(t, Prim):
         return fn(t)  # type: ignore[no-any-return]
@@ -228,20 +250,27 @@ def _map_type(t: Type, fn: Any) -> Type:
 
 
 _WIDEN = {
-    "iceberg": {"tinyint": "int", "smallint": "int", "varchar": "string", "char": "string"},
-    "hive": {"timestamp_ltz": "timestamp"},
+    "iceberg": {"tinyint": "int", "smallint": "int", "varchar": "string", "char": "string", "json": "string"},
+    "hive": {"timestamp_ltz": "timestamp", "json": "string", "uuid": "string", "time": "string"},
     "trino": {},
-    "spark": {},
-    "flink": {},
+    "spark": {"json": "string", "uuid": "string", "time": "string"},
+    "flink": {"json": "string", "uuid": "string"},
 }
+# Targets whose timestamps/times are microseconds only: another precision widens to the plain type.
+_PLAIN_TIME_ONLY = frozenset({"iceberg", "hive", "spark"})
 
 
 def coerce(t: Type, target: str) -> Type:
     """The type a target actually stores for `t` (identity where exact)."""
     widen = _WIDEN[target]
+    plain_only = target in _PLAIN_TIME_ONLY
 
     def one(p: Prim) -> Prim:
-        return Prim(widen[p.name]) if p.name in widen else p
+        if p.name in widen:
+            return Prim(widen[p.name])
+        if plain_only and p.params and p.name in TIMED:
+            return Prim(p.name)
+        return p
 
     return _map_type(t, one)
 
@@ -253,8 +282,8 @@ def coerce_str(text: str, target: str) -> str:
 # -------------------------------------------------------------------- iceberg
 _ICE_OUT = {"boolean": "boolean", "int": "int", "bigint": "long", "float": "float", "double": "double",
             "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamp",
-            "timestamp_ltz": "timestamptz"}
-_ICE_IN = {v: k for k, v in _ICE_OUT.items()} | {"uuid": "string", "time": "string"}
+            "timestamp_ltz": "timestamptz", "uuid": "uuid", "time": "time"}
+_ICE_IN = {v: k for k, v in _ICE_OUT.items()}
 
 
 def to_iceberg(t: Type, ids: list[int] | None = None) -> Any:
@@ -326,12 +355,17 @@ def from_hive(text: str) -> Type:
 # ---------------------------------------------------------------------- trino
 _TRINO_OUT = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "int": "integer",
               "bigint": "bigint", "float": "real", "double": "double", "string": "varchar",
-              "binary": "varbinary", "date": "date", "timestamp": "timestamp(6)",
-              "timestamp_ltz": "timestamp(6) with time zone"}
+              "binary": "varbinary", "date": "date", "json": "json", "uuid": "uuid"}
+# Trino's own defaults when a type signature has no precision (Trino always writes one).
+_TRINO_DEFAULT_PRECISION = 3
 
 
 def to_trino(t: Type) -> str:
     if isinstance(t, Prim):
+        if t.name in TIMED:
+            base = "time" if t.name == "time" else "timestamp"
+            zone = " with time zone" if t.name == "timestamp_ltz" else ""
+            return f"{base}({precision(t)}){zone}"
         if t.name == "decimal":
             return f"decimal({t.params[0]},{t.params[1]})"
         if t.name in ("varchar", "char"):
@@ -376,19 +410,23 @@ def _parse_trino(r: _Reader) -> Type:
             fields.append(Field(name, _parse_trino(r)))
         return Struct(tuple(fields))
     if word in ("timestamp", "time"):
-        r.int_params()
+        params = r.int_params() or (_TRINO_DEFAULT_PRECISION,)
+        zoned = False
         if r.accept("with"):
             r.take("time")
             r.take("zone")
-            return Prim("timestamp_ltz")
-        if r.accept("without"):
+            zoned = True
+        elif r.accept("without"):
             r.take("time")
             r.take("zone")
-        return Prim("timestamp") if word == "timestamp" else Prim("string")
+        if zoned and word == "time":
+            # time with time zone has no canonical form: the view stays read-only
+            raise TypeError_(f"unsupported Trino type {r.text!r}")
+        return _check_params("timestamp_ltz" if zoned else word, params, r.text)
     params = r.int_params()
     simple = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "integer": "int",
               "int": "int", "bigint": "bigint", "real": "float", "double": "double", "date": "date",
-              "varbinary": "binary", "json": "string", "uuid": "string"}
+              "varbinary": "binary", "json": "json", "uuid": "uuid"}
     if word == "varchar":
         return Prim("string") if not params else _check_params("varchar", params, r.text)
     if word in ("char", "decimal"):
@@ -409,6 +447,8 @@ _SPARK_IN = {v: k for k, v in _SPARK_OUT.items()}
 def to_spark(t: Type) -> Any:
     """Spark's DataType JSON (`jsonValue`): a string for atomics, an object otherwise."""
     if isinstance(t, Prim):
+        t = coerce(t, "spark")
+        assert isinstance(t, Prim)
         if t.params:
             return f"{t.name}({','.join(map(str, t.params))})"
         return _SPARK_OUT[t.name]
@@ -432,6 +472,8 @@ def from_spark(j: Any) -> Type:
             return Prim("decimal", (10, 0))
         if s in _SPARK_IN:
             return Prim(_SPARK_IN[s])
+        if s.startswith(("struct<", "array<", "map<")):
+            return from_spark_ddl(s)
         raise TypeError_(f"unknown Spark type {j!r}")
     kind = j.get("type")
     if kind == "array":
@@ -441,6 +483,30 @@ def from_spark(j: Any) -> Type:
     if kind == "struct":
         return Struct(tuple(Field(f["name"], _spark_field_type(f)) for f in j["fields"]))
     raise TypeError_(f"unknown Spark type {j!r}")
+
+
+def to_spark_ddl(t: Type) -> str:
+    """Spark's catalog string for a type (`DataType.catalogString`), as Spark stores nested
+    char/varchar in `__CHAR_VARCHAR_TYPE_STRING`: its `timestamp` has a local time zone."""
+    def one(p: Prim) -> Prim:
+        c = coerce(p, "spark")
+        assert isinstance(c, Prim)
+        return {"timestamp": Prim("timestamp_ntz"), "timestamp_ltz": Prim("timestamp")}.get(c.name, c)
+
+    return render(_map_type(t, one))
+
+
+_SPARK_DDL_TIMESTAMP = re.compile(r"\btimestamp(_ntz|_ltz)?\b(?!\s*:)", re.IGNORECASE)
+
+
+def from_spark_ddl(text: str) -> Type:
+    """A Spark catalog type string (`struct<city:string,zip:varchar(10)>`, what Spark keeps in
+    `__CHAR_VARCHAR_TYPE_STRING` for nested char/varchar). Spark's `timestamp` is the
+    local-time-zone one; a name before ':' is a field name, not a type."""
+    def canon(m: re.Match[str]) -> str:
+        return "timestamp" if (m.group(1) or "").lower() == "_ntz" else "timestamp_ltz"
+
+    return parse(_SPARK_DDL_TIMESTAMP.sub(canon, text))
 
 
 def _spark_field_type(field: dict[str, Any]) -> Type:
@@ -459,6 +525,11 @@ _FLINK_MAX = 2147483647
 
 def to_flink(t: Type) -> str:
     if isinstance(t, Prim):
+        t = coerce(t, "flink")
+        assert isinstance(t, Prim)
+        if t.name in TIMED:
+            zone = " WITH LOCAL TIME ZONE" if t.name == "timestamp_ltz" else ""
+            return f"{'TIME' if t.name == 'time' else 'TIMESTAMP'}({precision(t)}){zone}"
         if t.name == "decimal":
             return f"DECIMAL({t.params[0]}, {t.params[1]})"
         if t.name in ("varchar", "char"):
@@ -503,18 +574,21 @@ def _parse_flink(r: _Reader) -> Type:
             if r.peek().startswith("'"):
                 r.take()  # field description
         t = Struct(tuple(fields))
-    elif word in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        r.int_params()
+    elif word in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        # Flink's defaults: TIMESTAMP = TIMESTAMP(6), TIME = TIME(0) (LogicalTypeParser)
+        params = r.int_params() or ((0,) if word == "TIME" else (PLAIN_PRECISION,))
         ltz = word == "TIMESTAMP_LTZ"
         if r.accept("WITH"):
-            r.accept("LOCAL")
+            local = r.accept("LOCAL")
             r.take("TIME")
             r.take("ZONE")
+            if not local or word == "TIME":
+                raise TypeError_(f"unsupported Flink type {r.text!r}")
             ltz = True
         elif r.accept("WITHOUT"):
             r.take("TIME")
             r.take("ZONE")
-        t = Prim("timestamp_ltz" if ltz else "timestamp")
+        t = _check_params("time" if word == "TIME" else "timestamp_ltz" if ltz else "timestamp", params, r.text)
     else:
         params = r.int_params()
         simple = {"BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int",

@@ -90,11 +90,12 @@ def _every_plan_validates_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.fixture
 def sample_repo(tmp_path: Path) -> Path:
-    """A private copy of the repository's own sample (viewsync.yaml + views/)."""
+    """A private copy of the repository's own sample (viewsync.yaml, views/, sources/)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copy(ROOT / "viewsync.yaml", repo / "viewsync.yaml")
     shutil.copytree(ROOT / "views", repo / "views")
+    shutil.copytree(ROOT / "sources", repo / "sources")  # table columns for the Spark verifier
     return repo
 
 
@@ -132,3 +133,16 @@ def pg_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def spark_verifier() -> None:
+    """The Spark verifier needs PySpark (viewsync[spark]) and Java: skip without them (fail in CI)."""
+    import importlib.util
+
+    from tests.servers import backend_unavailable
+
+    if importlib.util.find_spec("pyspark") is None:
+        backend_unavailable("the Spark verifier needs pyspark (pip install 'viewsync[spark]')")
+    if shutil.which("java") is None:
+        backend_unavailable("the Spark verifier needs Java 17 (`java` not on PATH)")

@@ -26,4 +26,5 @@ def test_schema_allows_exactly_the_adapter_options(kind: str, known: frozenset[s
 
 
 def test_hms_options_in_schema() -> None:
-    assert _options("hms") == {"uri", "engine_format", "write_format", "timeout", "spark_catalog", "trino_catalog"}
+    assert _options("hms") == {"uri", "engine_format", "write_format", "timeout", "spark_catalog", "trino_catalog",
+                               "trino_owner"}

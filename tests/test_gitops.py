@@ -65,7 +65,8 @@ def _audit(repo: Path) -> list[dict]:  # type: ignore[type-arg]
 
 def test_workflows_are_valid_and_wired() -> None:
     plan = yaml.safe_load((WORKFLOWS / "viewsync-plan.yml").read_text())
-    assert plan[True]["pull_request"]["paths"] == ["views/**", "viewsync.yaml", "access.yaml"]  # `on:` parses as True
+    assert plan[True]["pull_request"]["paths"] == ["views/**", "sources/**", "viewsync.yaml", "access.yaml"]
+    assert any("plan --spark" in c for c, _ in workflow_commands("viewsync-plan.yml"))
     assert "<!-- viewsync-plan -->" in (WORKFLOWS / "viewsync-plan.yml").read_text()
     apply = yaml.safe_load((WORKFLOWS / "viewsync-apply.yml").read_text())
     assert apply["concurrency"] == {"group": "viewsync-apply", "cancel-in-progress": False}
@@ -97,6 +98,7 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     assert md.startswith("<!-- viewsync-plan -->")
     assert "**changed** `local.sales.refunds` (representations.spark.sql)" in md
     assert "**removed** `local.analytics.customer_tags`" in md
+    assert "#### Spark verification" in md and "0 with errors" in md  # the workflow plans with --spark
     assert "<code>~ update</code> <b>local.sales.refunds</b>" in md and "+SELECT order_id" in md.replace(
         "```diff\n--- live", "")
     assert "customer_tags is managed by this project but no longer declared" in md

@@ -39,7 +39,7 @@ from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import AdapterError as AdapterError
 from reconciler.errors import ConflictError as ConflictError
 from reconciler.errors import DecodeError as DecodeError
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, Representation, ViewId, ViewSpec
+from reconciler.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec
 
 Strategy = Literal["managed", "delegate", "format-aware", "read-only"]
 
@@ -308,6 +308,11 @@ class CatalogAdapter(ABC):
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         """The catalog's own versions of `view`, oldest first; [] when it keeps none."""
         return []
+
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        """Columns of the (schema, table) pairs that are tables in this catalog, read in bulk
+        (the Spark verifier stubs them); names that are not tables here are left out."""
+        return {}
 
     def describe(self) -> str:
         """Connection description safe to print (no secrets)."""

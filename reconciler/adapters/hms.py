@@ -54,8 +54,9 @@ from reconciler.adapters.base import (
 )
 from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable
 from reconciler.adapters.options import CatalogOptions, replaced_by
+from reconciler.adapters.table_columns import metastore_columns
 from reconciler.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
-from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
+from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
 
 T = TypeVar("T")
 
@@ -162,6 +163,8 @@ class HmsOptions(CatalogOptions):
     timeout: float = Field(30, gt=0, description="seconds per Thrift call (default 30)")
     spark_catalog: str | None = Field(None, description="the name Spark gives this metastore")
     trino_catalog: str | None = Field(None, description="the name Trino gives this metastore")
+    trino_owner: str | None = Field(None, description="the user a Trino definer view runs as when it declares "
+                                                    "no owner")
 
 
 class HiveMetastoreAdapter(MetastoreAdapter):
@@ -184,6 +187,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         except (TypeError, ValueError):
             raise self.error(f"catalog {name!r} (hms): timeout must be a number of seconds") from None
         self.engine_catalogs = {"spark": options.get("spark_catalog"), "trino": options.get("trino_catalog")}
+        # The user a Trino definer view runs as when the declaration names no owner.
+        self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
 
     @property
@@ -296,6 +301,28 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                 snap.views[live.id.name] = live
         return snap
 
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        by_schema: dict[str, set[str]] = {}
+        for schema, name in tables:
+            if _HMS_NAME.match(schema.lower()):
+                by_schema.setdefault(schema.lower(), set()).add(name.lower())
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, names in sorted(by_schema.items()):
+            for chunk in _chunks(sorted(names), CHUNK):
+                try:
+                    found = self._read_tables(schema, chunk)
+                except AdapterError:
+                    continue  # no such database: the tables resolve nowhere
+                for table in found:
+                    desc = from_thrift(table)
+                    if desc.is_view:
+                        continue
+                    keys = [HiveColumn(c.name, c.type, c.comment) for c in (table.partitionKeys or [])]
+                    cols = metastore_columns(desc.columns, keys, desc.parameters)
+                    if cols:
+                        out[(schema, desc.name)] = cols
+        return out
+
     def _read_tables(self, schema: str, names: list[str]) -> list[Table]:
         tables: list[Table] = self._call(f"reading views of {schema!r}",
                                          lambda c: c.get_table_objects_by_name(schema, names))
@@ -336,7 +363,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format_for(spec, live)
         if fmt != self.engine_format:
             where = f"{where} (kept in its live {fmt} format)"
-        return errors + formats.check_view(fmt, self.storable(view, spec), where)
+        return errors + formats.check_view(fmt, self.storable(view, spec), where, default_owner=self.trino_owner)
 
     # ---------------------------------------------------------------- write
     def _engine_catalog(self, fmt: str) -> str | None:
@@ -352,7 +379,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      engine_catalog=self._engine_catalog(fmt))
+                                      engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc)
@@ -400,7 +427,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format_for(spec, live)
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, marker.as_properties(),
-                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt))
+                                      base=from_thrift(current), engine_catalog=self._engine_catalog(fmt),
+                                      default_owner=self.trino_owner)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)

@@ -17,18 +17,10 @@ from pydantic import Field
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from reconciler.adapters.base import (
-    AdapterError,
-    Capabilities,
-    CatalogAdapter,
-    ConflictError,
-    Marker,
-    NativeVersion,
-    SchemaSnapshot,
-    WriteContext,
-)
+from reconciler.adapters.base import Capabilities, CatalogAdapter, Marker, NativeVersion, SchemaSnapshot, WriteContext
 from reconciler.adapters.options import CatalogOptions
 from reconciler.engines import create_engine
+from reconciler.errors import AdapterError, ConflictError
 from reconciler.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
 
 metadata = sa.MetaData()

@@ -56,6 +56,7 @@ def write_view(
     *,
     base: TableDesc | None = None,
     engine_catalog: str | None = None,
+    default_owner: str | None = None,
     column_comment_limit: int = P.COLUMN_COMMENT_LIMIT,
 ) -> TableDesc:
     """The table to store for `spec` in format `fmt`, stamped with `marker`.
@@ -69,15 +70,16 @@ def write_view(
     codec = CODECS.get(fmt)
     if codec is None:
         raise FormatError(f"cannot write views in format {fmt!r} (known: {', '.join(WRITE_FORMATS)})")
+    same = base is not None and detect(base) == fmt
     try:
-        table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog)
+        table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog,
+                                        base=base if same else None, default_owner=default_owner)
         table.columns = fit_comments(table.columns, column_comment_limit)
         engine = codec.decode(table).canonical()
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None
     table.parameters.update(P.extras_params(spec.canonical(), engine))
     if base is not None:
-        same = detect(base) == fmt
         for key, value in base.parameters.items():
             if key in table.parameters or not P.is_engine_parameter(key) or key.startswith(P.VIEWSYNC_PREFIX):
                 continue
@@ -87,7 +89,8 @@ def write_view(
     return table
 
 
-def check_view(fmt: str, spec: ViewSpec, where: str) -> list[tuple[str, str]]:
+def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | None = None,
+               owner_option: str = "trino_owner") -> list[tuple[str, str]]:
     """Plan errors for storing `spec` in format `fmt`; `where` names the catalog and view."""
     codec = CODECS.get(fmt)
     if codec is None:
@@ -99,8 +102,13 @@ def check_view(fmt: str, spec: ViewSpec, where: str) -> list[tuple[str, str]]:
                  f"{dialect!r} representation; the view has only {', '.join(spec.dialects())}")]
     if not spec.columns:
         return [("columns_required", f"{where}: views in the {fmt!r} format need their columns declared")]
+    if fmt == trino.FORMAT and spec.security == "definer" and trino.definer(spec, default_owner) is None:
+        # Trino runs a definer view as its owner and refuses one without (system security).
+        return [("owner_required",
+                 f"{where}: a definer view in the Trino format runs as its owner, and it has none: "
+                 f"declare `owner`, declare `security: invoker`, or set the catalog's `{owner_option}`")]
     try:
-        table = write_view(fmt, "db", "v", spec, {})
+        table = write_view(fmt, "db", "v", spec, {}, default_owner=default_owner)
     except FormatError as exc:
         return [("not_storable", f"{where}: {exc}")]
     errors: list[tuple[str, str]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -68,18 +69,48 @@ def text_of(original: str | None, expanded: str | None) -> str:
     raise FormatError("the view has no SQL text")
 
 
-def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
-    """Names of the query's output columns when sqlglot can tell them exactly."""
+def _query(sql: str, dialect: str) -> exp.Query | None:
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         return None
-    if not isinstance(tree, exp.Query):
+    return tree if isinstance(tree, exp.Query) else None
+
+
+def _first_select(tree: Any) -> exp.Select | None:
+    """The SELECT that names a query's output (the leftmost one of a UNION)."""
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    while isinstance(tree, exp.Subquery):
+        tree = tree.this
+    return tree if isinstance(tree, exp.Select) else None
+
+
+def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
+    """Names of the query's `count` output columns ("" for an expression without a name);
+    None when sqlglot cannot tell (a star, a different column count, unparsable SQL)."""
+    tree = _query(sql, dialect)
+    first = _first_select(tree) if tree is not None else None
+    if first is None:
         return None
-    names = tree.named_selects
-    if len(names) != count or any(not n or n == "*" for n in names):
-        return None
-    return list(names)
+    names = []
+    for sel in first.selects:
+        if isinstance(sel, exp.Star) or (isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star)):
+            return None
+        names.append(sel.alias_or_name if isinstance(sel, (exp.Alias, exp.Column)) else "")
+    return names if len(names) == count else None
+
+
+def alias_outputs(sql: str, dialect: str, names: list[str]) -> str:
+    """`sql` with every unnamed output expression aliased to the matching name."""
+    tree = _query(sql, dialect)
+    first = _first_select(tree) if tree is not None else None
+    if tree is None or first is None:
+        return sql
+    for sel, name in zip(list(first.selects), names, strict=False):
+        if not isinstance(sel, (exp.Alias, exp.Column)):
+            sel.replace(exp.alias_(sel.copy(), name, quoted=True))
+    return tree.sql(dialect=dialect)
 
 
 def qualify_tables(sql: str, dialect: str, database: str) -> str:

@@ -1,8 +1,18 @@
 """Flink's generic view encoding in a Hive Metastore.
 
-The schema lives only in parameters (`flink.schema.N.name` / `.data-type`, Flink
-type strings), the comment in `flink.comment`, other options prefixed `flink.`,
-plus `is_generic=true`; sd.cols stays empty.
+The schema lives only in parameters (`flink.schema.N.name` / `.data-type` /
+`.comment`, Flink's serializable type strings), the view comment in
+`flink.comment`, other options prefixed `flink.`, plus `is_generic=true`;
+sd.cols stays empty. viewOriginalText is the query as written, viewExpandedText
+the one Flink expanded (fully qualified) and runs.
+
+References (apache/flink): `flink-table-common/.../catalog/CatalogPropertiesUtil.java`
+(`serializeCatalogView`, `serializeColumnsWithKey`: name, data-type, expr,
+metadata, virtual, comment per column), `flink-connectors/flink-connector-hive/
+.../HiveCatalog.java` and `HiveTableUtil.java` (the `flink.` prefix, the view
+texts). A rewrite keeps what Flink wrote and the spec does not model (NOT NULL,
+BINARY(n)/VARBINARY(n) lengths, the expanded text of unchanged SQL).
+Golden vectors: tests/formats/golden/flink/.
 """
 
 from __future__ import annotations
@@ -18,25 +28,46 @@ from reconciler.model import Column, Representation, ViewSpec
 FORMAT = "flink"
 DIALECT = "flink"
 PREFIX = "flink."
-_SCHEMA_KEY = re.compile(r"^flink\.schema\.(\d+)\.(name|data-type)$")
+_SCHEMA_KEY = re.compile(r"^flink\.schema\.(\d+)\.(name|data-type|comment)$")
 
 
 def owns(key: str) -> bool:
     return key.startswith(PREFIX) or key == "is_generic"
 
 
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None) -> TableDesc:
+def _same_type(native: str | None, canonical: str) -> bool:
+    try:
+        return native is not None and vtypes.parse_from(native, "flink") == canonical
+    except vtypes.TypeError_:
+        return False
+
+
+def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
     sql = sql_for(spec, DIALECT)
+    bp = base.parameters if base is not None else {}
+    base_types = {bp.get(f"flink.schema.{i}.name"): bp.get(f"flink.schema.{i}.data-type")
+                  for i in range(len(bp))
+                  if f"flink.schema.{i}.name" in bp}
     params: dict[str, str] = {"is_generic": "true"}
     for i, col in enumerate(spec.columns):
         params[f"flink.schema.{i}.name"] = col.name
-        params[f"flink.schema.{i}.data-type"] = vtypes.to_flink(vtypes.parse(col.type))
+        native = base_types.get(col.name)
+        params[f"flink.schema.{i}.data-type"] = (native if native is not None and _same_type(native, col.type)
+                                                 else vtypes.to_flink(vtypes.parse(col.type)))
+        if col.comment is not None and P.storable_param(f"flink.schema.{i}.comment", col.comment):
+            params[f"flink.schema.{i}.comment"] = col.comment
     if spec.comment is not None and P.storable_param("flink.comment", spec.comment):
         params["flink.comment"] = spec.comment
     for key, value in spec.properties.items():
         if not key.startswith("schema.") and key != "comment" and P.storable_param(PREFIX + key, value):
             params[PREFIX + key] = value
-    return TableDesc(database=database, name=name, view_original_text=sql, view_expanded_text=sql,
+    original, expanded = sql, sql
+    if base is not None and (base.view_original_text or "").strip() == sql.strip():
+        # Unchanged SQL: keep Flink's texts (its expanded, qualified query is what it runs).
+        original = base.view_original_text or sql
+        expanded = base.view_expanded_text or sql
+    return TableDesc(database=database, name=name, view_original_text=original, view_expanded_text=expanded,
                      parameters=params, columns=[], owner=spec.owner)
 
 
@@ -55,7 +86,7 @@ def _columns(p: dict[str, str]) -> list[Column]:
             ctype = vtypes.parse_from(entry["data-type"], "flink")
         except vtypes.TypeError_ as exc:
             raise FormatError(f"column {entry['name']!r}: {exc}") from None
-        out.append(Column(name=entry["name"], type=ctype))
+        out.append(Column(name=entry["name"], type=ctype, comment=entry.get("comment")))
     return out
 
 

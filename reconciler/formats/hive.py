@@ -23,7 +23,8 @@ def owns(key: str) -> bool:
     return key == "comment"
 
 
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None) -> TableDesc:
+def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
     sql = sql_for(spec, DIALECT)
     default_db = spec.default_namespace[-1] if spec.default_namespace else database
     params: dict[str, str] = {}

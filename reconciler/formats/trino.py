@@ -3,8 +3,18 @@
 viewOriginalText = "/* Presto View: " + base64(JSON) + " */", where the JSON is
 Trino's ConnectorViewDefinition: originalSql, catalog, schema,
 columns[{name, type, comment?}] (Trino type signatures), comment, owner,
-runAsInvoker. Materialized views use "Presto Materialized View" instead; they
-are decoded for reporting only and never written.
+runAsInvoker, path. Materialized views use "Presto Materialized View" instead;
+they are decoded for reporting only and never written.
+
+References (trinodb/trino): `core/trino-spi/.../connector/ConnectorViewDefinition.java`
+(the JSON fields; `owner` only for definer views), `plugin/trino-hive/.../ViewReaderUtil.java`
+(the envelope, the metastore table owner overriding the JSON owner of a definer
+view), `plugin/trino-hive/.../TrinoViewHiveMetastore.java` (what CREATE VIEW
+stores), `core/trino-main/.../metadata/MetadataManager.java` (`getView`: a
+definer view without an owner is refused under system security, "Catalog does
+not support run-as DEFINER views"). Trino's stale-view check compares the stored
+column types with the query's, so a rewrite keeps Trino's own type strings.
+Golden vectors: tests/formats/golden/trino/.
 """
 
 from __future__ import annotations
@@ -60,29 +70,56 @@ def decode_envelope(text: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------- definition
-def to_definition(spec: ViewSpec, *, engine_catalog: str | None = None) -> dict[str, Any]:
+MODELLED = frozenset({"originalSql", "catalog", "schema", "columns", "comment", "owner", "runAsInvoker"})
+
+
+def _same_type(native: Any, canonical: str) -> bool:
+    try:
+        return isinstance(native, str) and vtypes.parse_from(native, "trino") == canonical
+    except vtypes.TypeError_:
+        return False
+
+
+def definer(spec: ViewSpec, default_owner: str | None) -> str | None:
+    """The user a definer view runs as: the declared owner, else the catalog's default."""
+    return None if spec.security == "invoker" else spec.owner or default_owner
+
+
+def to_definition(spec: ViewSpec, *, engine_catalog: str | None = None, default_owner: str | None = None,
+                  base: dict[str, Any] | None = None) -> dict[str, Any]:
     """ConnectorViewDefinition JSON for a spec. Trino needs `catalog` whenever
-    `schema` is set, and allows `owner` only for definer views."""
-    doc: dict[str, Any] = {"originalSql": sql_for(spec, DIALECT)}
+    `schema` is set, and allows `owner` only for definer views.
+
+    `base` is the live definition being replaced: whatever it holds that the spec
+    means the same way is kept as Trino wrote it (the SQL's surrounding whitespace,
+    type spellings, no `schema`, fields we do not model such as `path`)."""
+    base = base or {}
+    sql = sql_for(spec, DIALECT)
+    base_sql = base.get("originalSql")
+    doc: dict[str, Any] = {k: v for k, v in base.items() if k not in MODELLED}
+    doc["originalSql"] = base_sql if isinstance(base_sql, str) and base_sql.strip() == sql.strip() else sql
     ns = spec.default_namespace
     if ns is not None and len(ns) == 1:
         doc["catalog"] = spec.default_catalog or engine_catalog or DEFAULT_CATALOG
         doc["schema"] = ns[0]
-    elif spec.default_catalog is not None and ns is None:
+    elif spec.default_catalog is not None and not ns:
         doc["catalog"] = spec.default_catalog
+    base_types = {c.get("name"): c.get("type") for c in base.get("columns") or [] if isinstance(c, dict)}
     columns = []
     for c in spec.columns:
-        entry: dict[str, Any] = {"name": c.name, "type": vtypes.to_trino(vtypes.parse(c.type))}
+        native = base_types.get(c.name)
+        ctype = native if _same_type(native, c.type) else vtypes.to_trino(vtypes.parse(c.type))
+        entry: dict[str, Any] = {"name": c.name, "type": ctype}
         if c.comment is not None:
             entry["comment"] = c.comment
         columns.append(entry)
     doc["columns"] = columns
     if spec.comment is not None:
         doc["comment"] = spec.comment
-    invoker = spec.security == "invoker"
-    if spec.owner is not None and not invoker:
-        doc["owner"] = spec.owner
-    doc["runAsInvoker"] = invoker
+    owner = definer(spec, default_owner)
+    if owner is not None:
+        doc["owner"] = owner
+    doc["runAsInvoker"] = spec.security == "invoker"
     return doc
 
 
@@ -97,12 +134,16 @@ def from_definition(doc: dict[str, Any], properties: dict[str, str] | None = Non
                 raise FormatError(f"column {c.get('name')!r}: {exc}") from None
             columns.append(Column(name=c["name"], type=ctype, comment=c.get("comment")))
         schema = doc.get("schema")
+        catalog = doc.get("catalog")
+        # No schema: unqualified names resolve in the reader's session ([] = no default namespace,
+        # which a rewrite keeps); otherwise the view's schema in its catalog.
+        namespace = [schema] if schema is not None else []
         return ViewSpec(
             comment=doc.get("comment"),
             columns=columns,
             representations=[Representation(dialect=DIALECT, sql=sql)],
-            default_catalog=doc.get("catalog"),
-            default_namespace=[schema] if schema is not None else None,
+            default_catalog=catalog,
+            default_namespace=namespace,
             security="invoker" if doc.get("runAsInvoker") else "definer",
             owner=doc.get("owner"),
             properties=properties or {},
@@ -114,12 +155,21 @@ def from_definition(doc: dict[str, Any], properties: dict[str, str] | None = Non
 
 
 # -------------------------------------------------------------------- table
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None) -> TableDesc:
+def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
     params = {"presto_view": "true", "comment": VIEW_COMMENT, "trino_created_by": "viewsync"}
     params.update(P.plain_properties(spec.properties))
+    base_doc: dict[str, Any] | None = None
+    if base is not None:
+        params["trino_created_by"] = base.parameters.get("trino_created_by", params["trino_created_by"])
+        try:
+            base_doc = decode_envelope(base.view_original_text or "")
+        except FormatError:
+            base_doc = None
+    doc = to_definition(spec, engine_catalog=engine_catalog, default_owner=default_owner, base=base_doc)
     return TableDesc(
         database=database, name=name,
-        view_original_text=encode_envelope(to_definition(spec, engine_catalog=engine_catalog)),
+        view_original_text=encode_envelope(doc),
         view_expanded_text=EXPANDED_TEXT, parameters=params,
         columns=[HiveColumn("dummy", "string")], owner=spec.owner,
     )

@@ -209,6 +209,6 @@ def test_check_errors() -> None:
     assert check_view("spark", huge, "w")[0][0] == "value_too_long"
     # Trino's base64 envelope grows the text by a third.
     big = spec_for(representations=[{"dialect": "trino", "sql": "SELECT 1 AS a -- " + "x" * 25000}])
-    assert check_view("trino", big, "w")[0][0] == "value_too_long"
+    assert check_view("trino", big, "w", default_owner="trino")[0][0] == "value_too_long"
     assert check_view("spark", big, "w")[0][0] == "dialect_not_storable"
     assert check_view("hive", spec_for(), "w") == []

@@ -36,7 +36,7 @@ EXPECTED = ViewSpec(
         {"name": "total", "type": "decimal(18,2)"},
         {"name": "name", "type": "string"},
         {"name": "tags", "type": "array<varchar(10)>"},
-        {"name": "at", "type": "timestamp_ltz"},
+        {"name": "at", "type": "timestamp_ltz(3)"},
         {"name": "pt", "type": "struct<x:int,y:double>"},
     ],  # type: ignore[list-item]
     representations=[{"dialect": "trino", "sql": GOLDEN_JSON["originalSql"]}],  # type: ignore[list-item]

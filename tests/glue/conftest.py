@@ -71,7 +71,7 @@ def raw_glue(glue_url: str) -> Any:
 def make_adapter(glue_url: str) -> Callable[..., GlueAdapter]:
     def make(view_format: str = "multi-dialect", name: str = "glue") -> GlueAdapter:
         return GlueAdapter(name, {"region": REGION, "catalog_id": ACCOUNT, "endpoint_url": glue_url,
-                                  "view_format": view_format})
+                                  "view_format": view_format, "trino_owner": "analyst"})
 
     return make
 

@@ -52,7 +52,8 @@ def test_plan_apply_plan(view_format: str, tmp_path: Path, glue_url: str, raw_gl
     (repo / "viewsync.yaml").write_text(yaml.safe_dump({
         "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
         "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "catalog_id": "123456789012",
-                              "endpoint_url": glue_url, "view_format": view_format}},
+                              "endpoint_url": glue_url, "view_format": view_format,
+                                  "trino_owner": "analyst"}},
     }))
     _write_views(repo, TRINO)
 
@@ -119,7 +120,7 @@ def test_import_and_adopt_an_athena_view(tmp_path: Path, glue_url: str, raw_glue
     (repo / "viewsync.yaml").write_text(yaml.safe_dump({
         "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
         "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "endpoint_url": glue_url,
-                              "view_format": "athena"}},
+                              "view_format": "athena", "trino_owner": "analyst"}},
     }))
     imported = viewsync(repo, "import", "--catalog", "glue")
     assert imported.code == 0, imported.out + imported.err

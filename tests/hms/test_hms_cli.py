@@ -137,7 +137,8 @@ def test_import_then_adopt_a_trino_view_in_a_spark_catalog(tmp_path: Path, metas
     (repo / "views").mkdir(parents=True)
     (repo / "viewsync.yaml").write_text(yaml.safe_dump({
         "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
-        "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}},
+        "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark",
+                              "trino_owner": "trino_svc"}},  # the owner-less Trino definer view runs as it
     }))
     imported = viewsync(repo, "import", "--catalog", "hive", "--schema", database)
     assert imported.code == 0, imported.out + imported.err

@@ -194,3 +194,39 @@ def test_connection_options_pass_through_and_secrets_are_scrubbed() -> None:
     assert adapter.redact(text) == "*** *** *** *** http://u:***@h:1 ***"
     for secret in ("tok-abc", "cl-secret", "hdr-secret", "s3s", "pw-123"):
         assert secret not in adapter.redact(text)
+
+
+def test_commit_for_a_version_iceberg_already_has_points_at_its_id() -> None:
+    """Iceberg reuses an equal version (same summary, SQL, namespace, schema), so "-1" would
+    point nowhere: the commit names the existing version, as Iceberg's Java client does."""
+    ours = fmt.storable(spec())
+    summ = {"engine-name": "viewsync", "viewsync.git-commit": "c0ffee"}
+    theirs = fmt.storable(spec(representations=[{"dialect": "spark", "sql": "SELECT 9"}]))
+    base = metadata_for(theirs, version_id=2)
+    base["versions"].insert(0, fmt.version_json(ours, 1, 0, summ, 5))
+    body = fmt.commit_request(base, theirs, ours, MARKERS, summ)
+    assert [u for u in body["updates"] if u["action"] != "set-properties"] == [
+        {"action": "set-current-view-version", "view-version-id": 1}]
+    # Another summary (a new commit) is another version.
+    body = fmt.commit_request(base, theirs, ours, MARKERS, summ | {"viewsync.git-commit": "beef"})
+    assert [u["action"] for u in body["updates"]][-2:] == ["add-view-version", "set-current-view-version"]
+    assert body["updates"][-1]["view-version-id"] == -1
+
+
+def test_spark_engine_properties_follow_the_spark_sql() -> None:
+    """What Iceberg's Spark integration writes beside a spark representation (SparkCatalog.createView)."""
+    s = fmt.storable(spec(representations=[{"dialect": "spark", "sql": "SELECT cid AS id, sum(x) FROM t GROUP BY cid"},
+                                           {"dialect": "trino", "sql": "SELECT 1"}]))
+    props = fmt.engine_properties(s, "1.2", create=True)
+    assert props == {"spark.query-column-names": "id,total", "create_engine_version": "viewsync 1.2",
+                     "engine_version": "viewsync 1.2"}
+    assert "spark.query-column-names" not in fmt.engine_properties(
+        fmt.storable(spec(representations=[{"dialect": "trino", "sql": "SELECT 1"}])), "1.2", create=False)
+    # A new version refreshes them; dropping the spark SQL removes the stale column names.
+    base = metadata_for(s, fmt.spec_properties(s) | MARKERS | props)
+    trino_only = fmt.storable(spec(representations=[{"dialect": "trino", "sql": "SELECT 2"}]))
+    body = fmt.commit_request(base, s, trino_only, MARKERS, {}, engine_version="1.3")
+    updates = {u["action"]: u for u in body["updates"]}
+    assert updates["remove-properties"]["removals"] == ["spark.query-column-names"]
+    assert updates["set-properties"]["updates"]["engine_version"] == "viewsync 1.3"
+    assert "create_engine_version" not in updates["set-properties"]["updates"]

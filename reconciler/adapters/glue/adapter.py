@@ -56,12 +56,15 @@ from reconciler.adapters.glue import codec
 from reconciler.adapters.glue import legacy_codec as legacy
 from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable, markers
 from reconciler.adapters.options import CatalogOptions, replaced_by
+from reconciler.adapters.table_columns import metastore_columns
+from reconciler.formats import HiveColumn
 from reconciler.formats import params as P
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
     SPEC_DIGEST,
     AdapterHandle,
+    Column,
     LiveView,
     Representation,
     ViewId,
@@ -87,6 +90,8 @@ class GlueOptions(CatalogOptions):
                                            json_schema_extra=replaced_by("engine_format"))
     definer: str | None = Field(None, description="IAM principal that defines multi-dialect views")
     dialect_versions: dict[str, str] | None = Field(None, description="e.g. {ATHENA: '3'}, multi-dialect views")
+    trino_owner: str | None = Field(None, description="the user an athena (Trino) definer view runs as when it "
+                                                "declares no owner")
 
 
 _KNOWN_OPTIONS = GlueOptions.names()
@@ -124,6 +129,8 @@ class GlueAdapter(MetastoreAdapter):
         self.catalog_id = str(options["catalog_id"]) if options.get("catalog_id") else None
         self.endpoint_url = str(options["endpoint_url"]) if options.get("endpoint_url") else None
         self.definer = str(options["definer"]) if options.get("definer") else None
+        # The user an Athena/Trino definer view runs as when the declaration names no owner.
+        self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         raw_versions = options.get("dialect_versions") or {}
         if not isinstance(raw_versions, dict):
             raise self.error(f"catalog {name!r} (glue): dialect_versions must be a mapping")
@@ -231,6 +238,30 @@ class GlueAdapter(MetastoreAdapter):
             if not token:
                 return tables
 
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        wanted: dict[str, set[str]] = {}
+        for schema, name in tables:
+            wanted.setdefault(schema.lower(), set()).add(name.lower())
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, names in sorted(wanted.items()):
+            try:
+                listed = self._tables(schema)  # get_tables: one paged call per database
+            except GlueCallError as exc:
+                if exc.code == "EntityNotFoundException":
+                    continue
+                raise
+            for table in listed:
+                if str(table["Name"]).lower() not in names or _is_view(table):
+                    continue
+                sd = table.get("StorageDescriptor") or {}
+                cols = metastore_columns(
+                    [HiveColumn(c["Name"], c["Type"], c.get("Comment")) for c in sd.get("Columns") or []],
+                    [HiveColumn(c["Name"], c["Type"], c.get("Comment")) for c in table.get("PartitionKeys") or []],
+                    table.get("Parameters") or {})
+                if cols:
+                    out[(schema, str(table["Name"]))] = cols
+        return out
+
     def fetch(self, schema: str) -> SchemaSnapshot:
         snap = SchemaSnapshot(catalog=self.name, schema=schema)
         try:
@@ -314,7 +345,7 @@ class GlueAdapter(MetastoreAdapter):
                      f"{wanted} SQL to keep the {kept} format, or drop the view and create it anew")]
         resolved = spec.resolved(view)
         if fmt != "multi-dialect":
-            errors = legacy.check(fmt, where, resolved)
+            errors = legacy.check(fmt, where, resolved, default_owner=self.trino_owner)
         else:
             errors = []
             if not codec.native_split(spec.representations):
@@ -344,7 +375,7 @@ class GlueAdapter(MetastoreAdapter):
         if fmt == "multi-dialect":
             return codec.encode_multi_dialect(name, view.schema, spec, marker, definer=self.definer,
                                               dialect_versions=self.dialect_versions)
-        return legacy.encode(fmt, name, view.schema, spec, marker, base=base)
+        return legacy.encode(fmt, name, view.schema, spec, marker, base=base, default_owner=self.trino_owner)
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         table_input = self._encode(view, self._prepare(view, spec), marker.as_properties())

@@ -100,6 +100,7 @@ def encode(
     spec: ViewSpec,
     marker_params: Mapping[str, str],
     base: Mapping[str, Any] | None = None,
+    default_owner: str | None = None,
 ) -> dict[str, Any]:
     """TableInput for `spec` (resolved) in a legacy format; `base` is the live table on update."""
     fmt = ENGINE_FORMAT[view_format]
@@ -112,7 +113,7 @@ def encode(
         fmt, schema, name, engine_spec, marker,
         base=to_desc(base, schema) if base is not None else None,
         engine_catalog=ATHENA_CATALOG if fmt == trino.FORMAT else None,
-        column_comment_limit=codec.MAX_COLUMN_COMMENT,
+        column_comment_limit=codec.MAX_COLUMN_COMMENT, default_owner=default_owner,
     )
     table = to_table_input(desc)
     if fmt == trino.FORMAT:
@@ -145,11 +146,12 @@ def _keep_unmanaged(table: dict[str, Any], base: Mapping[str, Any]) -> None:
             sd.setdefault("SerdeInfo", {}).setdefault(key, dict(value) if isinstance(value, Mapping) else value)
 
 
-def check(view_format: str, where: str, spec: ViewSpec) -> list[tuple[str, str]]:
+def check(view_format: str, where: str, spec: ViewSpec, default_owner: str | None = None) -> list[tuple[str, str]]:
     """The shared codec's plan errors, minus the HMS/Derby size limits (Glue has its own)."""
     fmt = ENGINE_FORMAT[view_format]
     engine_spec = _rename(spec, "athena", "trino") if fmt == trino.FORMAT else spec
-    errors = [e for e in formats.check_view(fmt, engine_spec, where) if e[0] != "value_too_long"]
+    errors = [e for e in formats.check_view(fmt, engine_spec, where, default_owner=default_owner)
+              if e[0] != "value_too_long"]
     if fmt == trino.FORMAT and spec.sql_for("trino") is None and spec.sql_for("athena") is None:
         errors = [(code, msg.replace("a 'trino' representation", "a 'trino' or 'athena' representation"))
                   for code, msg in errors]

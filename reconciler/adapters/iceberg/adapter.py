@@ -42,7 +42,7 @@ from reconciler.adapters.base import (
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import DecodeError
-from reconciler.model import AdapterHandle, LiveView, ViewId, ViewSpec
+from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
 
 DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
 
@@ -350,6 +350,19 @@ class IcebergRestAdapter(CatalogAdapter):
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
 
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        cat = self._catalog()
+        out: dict[tuple[str, str], list[Column]] = {}
+        for schema, name in sorted(set(tables)):
+            ident = (*schema.split("."), name)
+            with self._translate(f"cannot read table {'.'.join(ident)}"):
+                try:
+                    table = cat.load_table(ident)
+                except (ice_exc.NoSuchTableError, ice_exc.NoSuchNamespaceError, ice_exc.NoSuchIdentifierError):
+                    continue  # not a table here: the reference resolves elsewhere or nowhere
+                out[(schema, name)] = fmt.columns_from_schema(json.loads(table.schema().model_dump_json()))
+        return out
+
     # The namespace property `owner` is the schema owner (reconciler.schema_owners).
     KEEPS_SCHEMA_OWNER = True
     OWNER_PROPERTY = "owner"
@@ -417,7 +430,8 @@ class IcebergRestAdapter(CatalogAdapter):
         cat = self._catalog()
         schema = Schema.model_validate(fmt.schema_json(spec.columns, 0))
         version = ViewVersion.model_validate(fmt.version_json(spec, 1, 0, self._summary(ctx)))
-        props = fmt.spec_properties(spec) | marker.as_properties()
+        props = (fmt.spec_properties(spec) | fmt.engine_properties(spec, self._engine_version, create=True)
+                 | marker.as_properties())
         what = f"cannot create view {view}"
         for _ in range(2):
             try:
@@ -472,7 +486,7 @@ class IcebergRestAdapter(CatalogAdapter):
             if attempt:
                 handle = self._reload_for_retry(cat, live, uuid, spec, marker)
             body = fmt.commit_request(handle.metadata, live.spec, spec, marker.as_properties(),
-                                      self._summary(ctx))
+                                      self._summary(ctx), engine_version=self._engine_version)
             if not body["updates"]:
                 return  # the live view already is what we want
             try:

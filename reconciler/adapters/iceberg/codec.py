@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from reconciler import types as vtypes
 from reconciler.errors import DecodeError
+from reconciler.formats.common import output_names
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
@@ -39,6 +40,13 @@ SPEC_PROPERTIES = frozenset({COMMENT, OWNER, SECURITY})
 # Properties engines (or we) set for their own use; not user properties, never removed by us.
 INTERNAL_PROPERTIES = frozenset({DROP_DIALECT_ALLOWED, "create_engine_version", "engine_version"})
 INTERNAL_PREFIXES = ("spark.", "trino.", "presto.", "flink.", "dremio.", "hive.", "impala.", "starrocks.")
+
+# What Iceberg's Spark integration writes with a view (iceberg spark/v3.5 SparkCatalog.createView /
+# CreateV2ViewExec: the query's output column names, comma-joined, and the writing engine), so
+# Spark's DESCRIBE shows "View Query Output Columns" and "Created By" for our views too.
+QUERY_COLUMN_NAMES = "spark.query-column-names"
+CREATE_ENGINE_VERSION = "create_engine_version"
+ENGINE_VERSION = "engine_version"
 
 
 def is_engine_property(key: str) -> bool:
@@ -102,6 +110,21 @@ def version_json(spec: ViewSpec, version_id: int, schema_id: int, summ: dict[str
     if spec.default_catalog is not None:
         version["default-catalog"] = spec.default_catalog
     return version
+
+
+def engine_properties(spec: ViewSpec, engine_version: str, *, create: bool) -> dict[str, str]:
+    """Engine properties for a view written with `spec` (create: also who created it)."""
+    who = f"{ENGINE_NAME} {engine_version}"
+    out = {ENGINE_VERSION: who}
+    if create:
+        out[CREATE_ENGINE_VERSION] = who
+    sql = spec.sql_for("spark")
+    if sql is not None:
+        names = output_names(sql, "spark", len(spec.columns)) or []
+        # An unnamed expression: the view's own column name (Spark binds view columns by position).
+        out[QUERY_COLUMN_NAMES] = ",".join(n or c.name for n, c in zip(names, spec.columns, strict=True)) \
+            if names else ",".join(c.name for c in spec.columns)
+    return out
 
 
 def spec_properties(spec: ViewSpec) -> dict[str, str]:
@@ -267,7 +290,7 @@ def _same_fields(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: ViewSpec,
                    markers: dict[str, str], summ: dict[str, str],
-                   timestamp_ms: int | None = None) -> dict[str, Any]:
+                   timestamp_ms: int | None = None, engine_version: str | None = None) -> dict[str, Any]:
     """A CommitViewRequest turning `base` (fresh metadata) into `desired` (a storable spec).
 
     Properties are a three-way merge: we set what `desired` says and remove only keys that
@@ -280,13 +303,16 @@ def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: View
     fresh = read_view(base).spec
     updates: list[dict[str, Any]] = []
 
+    new_version = _version_part(fresh) != _version_part(desired)
     want = spec_properties(desired) | markers
     ours = set(planned.properties) if planned is not None else set(fresh.properties)
     ours |= {COMMENT, OWNER}
+    if new_version and engine_version is not None:
+        want |= engine_properties(desired, engine_version, create=False)
+        ours.add(QUERY_COLUMN_NAMES)  # stale once the spark SQL is gone
     removals = sorted(k for k in ours if k not in want and k in fresh_props)
     sets = {k: v for k, v in want.items() if fresh_props.get(k) != v}
 
-    new_version = _version_part(fresh) != _version_part(desired)
     dropped = set(fresh.dialects()) - set(desired.dialects())
     if new_version and dropped and fresh_props.get(DROP_DIALECT_ALLOWED, "false").lower() != "true":
         sets[DROP_DIALECT_ALLOWED] = "true"
@@ -306,14 +332,42 @@ def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: View
         else:
             updates.append({"action": "add-schema", "schema": schema,
                             "last-column-id": _last_column_id(schema)})
-        version_id = max((int(v.get("version-id", 0)) for v in base.get("versions") or []), default=0) + 1
-        updates.append({"action": "add-view-version",
-                        "view-version": version_json(desired, version_id, schema_id, summ, timestamp_ms)})
-        updates.append({"action": "set-current-view-version", "view-version-id": -1})
+        versions = base.get("versions") or []
+        version_id = max((int(v.get("version-id", 0)) for v in versions), default=0) + 1
+        version = version_json(desired, version_id, schema_id, summ, timestamp_ms)
+        existing_id = same_version_id(versions, version)
+        if existing_id is None:
+            updates.append({"action": "add-view-version", "view-version": version})
+            updates.append({"action": "set-current-view-version", "view-version-id": -1})
+        else:
+            # Iceberg reuses an equal version instead of adding it, so "-1" (last added) would
+            # point nowhere; its Java client sends the existing id (ViewMetadata.Builder
+            # .setCurrentVersionId). This is what a re-apply after an out-of-band replace needs.
+            updates.append({"action": "set-current-view-version", "view-version-id": existing_id})
     return {
         "requirements": [{"type": "assert-view-uuid", "uuid": base.get("view-uuid")}],
         "updates": updates,
     }
+
+
+def same_version_id(versions: list[dict[str, Any]], version: dict[str, Any]) -> int | None:
+    """The id of an existing version Iceberg treats as `version`, else None.
+
+    Mirrors Iceberg's ViewMetadata.Builder.sameViewVersion (core/.../view/ViewMetadata.java):
+    equal summary, representations (in order), default catalog, default namespace and
+    schema id; the version id and timestamp do not count.
+    """
+    def key(v: dict[str, Any]) -> tuple[Any, ...]:
+        reps = [(str(r.get("type", "sql")).lower(), r.get("sql"), r.get("dialect"))
+                for r in v.get("representations") or []]
+        return (v.get("summary") or {}, reps, v.get("default-catalog"), list(v.get("default-namespace") or []),
+                v.get("schema-id"))
+
+    want = key(version)
+    for existing in versions:
+        if key(existing) == want:
+            return int(existing["version-id"])
+    return None
 
 
 def _last_column_id(schema: dict[str, Any]) -> int:

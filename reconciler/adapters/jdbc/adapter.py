@@ -185,6 +185,24 @@ class JdbcAdapter(CatalogAdapter):
                 snap.views[raw.name] = live
         return snap
 
+    def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        out: dict[tuple[str, str], list[Column]] = {}
+        try:
+            with self.engine.connect() as conn, _quiet_unknown_types():
+                inspector = sa.inspect(conn)
+                for schema, name in sorted(set(tables)):
+                    self.count_call()
+                    try:
+                        rows = inspector.get_columns(name, schema=self.db.reflect_schema(schema))
+                    except sa.exc.NoSuchTableError:
+                        continue
+                    cols = [(str(r["name"]), canonical_type(r["type"], self.db), r.get("comment")) for r in rows]
+                    if cols and all(t is not None for _, t, _ in cols):
+                        out[(schema, name)] = [Column(name=n, type=str(t), comment=c) for n, t, c in cols]
+        except sa.exc.SQLAlchemyError as exc:
+            raise self._error("cannot read table columns", exc) from None
+        return out
+
     def _read_columns(self, conn: Connection, schema: str, raws: list[RawView]) -> None:
         """Inspector column rows for every view; a fresh inspector, since inspectors cache."""
         if not raws:

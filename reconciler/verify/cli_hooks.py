@@ -1,0 +1,147 @@
+"""The verifier behind `validate --spark`, `plan --spark`, `impact` and
+`import --sources` (cli.py keeps only the options)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+import yaml
+
+from reconciler import declarations as decl_mod
+from reconciler import gitsrc
+from reconciler.declarations import Declarations
+from reconciler.errors import UserError
+from reconciler.gitinfo import GitInfo
+from reconciler.model import ViewId, ViewSpec
+from reconciler.plan import Plan, PlanOptions, build_plan
+from reconciler.verify import impact as vimpact
+from reconciler.verify import planning, report, session, writeback
+from reconciler.verify import sources as vsources
+from reconciler.verify.analyze import Analysis, World
+from reconciler.workspace import Workspace
+
+Printer = Callable[[str], None]
+
+
+def _files(ws: Workspace, ref: str | None) -> list[tuple[str, str]] | None:
+    return gitsrc.files_at(ws.root, ref) if ref else None
+
+
+def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: bool, out: Printer,
+             err: Printer) -> None:
+    files = _files(ws, ref)
+    result = planning.validate(ws.root, ws.config, decl, files)
+    for f in result.warnings():
+        err(f"Warning: {f.message}")
+    for line in report.text_lines(result.to_json()):
+        out(line + "\n")
+    errors = result.errors()
+    if errors:
+        raise UserError(f"{len(errors)} problem(s) found by Spark:\n" + "\n".join(f"  {f.message}" for f in errors))
+    if write_columns:
+        if ref:
+            raise UserError("--write-columns writes the working tree; it cannot be used with --ref")
+        texts = planning.file_texts(ws.root, decl, None)
+        changed = writeback.write_columns(texts, decl.origin, result.inferred())  # type: ignore[arg-type]
+        # The new files must still validate before anything is written.
+        decl_mod.load([(f, changed.get(f, t)) for f, t in texts.items()], ws.config)
+        for rel, text in changed.items():
+            (ws.root / rel).write_text(text, encoding="utf-8")
+            out(f"Wrote columns into {rel}\n")
+
+
+def prestart(ws: Workspace) -> None:
+    session.prestart(planning.settings_of(ws.config))
+
+
+def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None,
+         ref: str | None, allow_breaking: bool) -> Plan:
+    prestart(ws)
+    first, snapshots = ws.plan(opts, decl, git)
+    catalogs = ws.catalogs_in_scope(opts)
+    desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
+    adapters = ws.adapters(catalogs)
+    digest = ws.declarations_digest(decl, opts)
+
+    def rebuild(filled: Mapping[ViewId, ViewSpec]) -> Plan:
+        return build_plan(filled, snapshots, adapters, opts, digest, git)
+
+    return planning.verify_plan(first, rebuild, ws.root, ws.config, decl, desired, snapshots, ws.adapter,
+                                _files(ws, ref), allow_breaking)
+
+
+def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
+    """Dependents of `vid` and what its declared change (or, when unchanged, a drop) does to them."""
+    decl = ws.declarations()
+    catalogs = sorted(ws.config.catalogs)
+    snapshots = ws.fetch(catalogs, {(v.catalog, v.schema) for v in decl.views})
+    live = planning.live_views(snapshots)
+    desired = dict(decl.views)
+    if vid not in desired and vid not in live:
+        raise UserError(f"{vid} is neither declared nor a live view in the configured catalogs")
+    lv = live.get(vid)
+    dropped = vid not in desired
+    scenario = "declared change"
+    if not dropped and lv is not None and desired[vid].resolved(vid).canonical() == lv.spec.canonical():
+        scenario, dropped = "if dropped", True
+    elif not dropped and lv is None:
+        scenario = "not yet applied"
+    deps = vimpact.dependents([vid], desired, live).get(vid, set())
+    after = {v: s for v, s in desired.items() if not (dropped and v == vid)}
+    world = World(after, decl.origin, planning.file_texts(ws.root, decl, None), ws.config.catalogs,
+                  vsources.read(ws.root), {v: x for v, x in live.items() if v != vid or not dropped},
+                  planning.table_schemas_from(ws.adapter))
+    analysis = Analysis(world, planning.settings_of(ws.config))
+    targets = {d for d in deps if d in after} | ({vid} if not dropped else set())
+    result = analysis.run(targets, {d for d in deps if d not in after})
+    column_findings = {f.view for f in result.findings if f.code in ("column_type", "column_count",
+                                                                        "CANNOT_UP_CAST_DATATYPE")}
+    statuses = [vimpact.dependent_status(d, d in after, result.results.get(d) or analysis.live_results.get(d),
+                                         live.get(d), d in column_findings) for d in sorted(deps, key=ViewId.key)]
+    new_cols = None
+    if not dropped:
+        r = result.results.get(vid)
+        new_cols = list(desired[vid].columns) or (r.columns if r else None)
+    imp = vimpact.impact_of(vid, list(lv.spec.columns) if lv else None, new_cols, dropped, statuses)
+    if fmt == "json":
+        return json.dumps({"view": vid.to_json(), "scenario": scenario, **imp.to_json()}, indent=2) + "\n"
+    lines = [f"{vid}: {len(deps)} dependent view(s)."]
+    if fmt == "markdown":
+        ver = {"summary": result.counts(), "views": [], "impact": [imp.to_json()]}
+        return "\n".join([f"### Impact of `{vid}` ({scenario})", "", *report.markdown_lines(ver)[4:]]) + "\n"
+    lines.append(f"Scenario: {scenario}.")
+    lines += report.text_lines({"summary": result.counts(), "views": [], "impact": [imp.to_json()]})[1:]
+    return "\n".join(lines) + "\n"
+
+
+def import_sources(ws: Workspace, catalog: str, schemas: list[str] | None, force: bool, out: Printer,
+                   err: Printer) -> None:
+    """Write sources/<catalog>/<schema>.yaml with the columns of every table of each schema."""
+    adapter = ws.adapter(catalog)
+    method = getattr(adapter, "table_schemas", None)
+    if method is None:
+        raise UserError(f"catalog {catalog!r} ({adapter.kind}) cannot report table schemas")
+    names = schemas or adapter.list_schemas()
+    snapshots = ws.fetch([catalog], {(catalog, s) for s in names}, all_schemas=False)
+    written = 0
+    for (_, name), snap in sorted(snapshots.items()):
+        if not snap.exists:
+            raise UserError(f"schema {name!r} does not exist in catalog {catalog!r}")
+        if not snap.tables:
+            continue
+        tables = method([(name, t) for t in sorted(snap.tables)])
+        if not tables:
+            continue
+        path = ws.root / vsources.SOURCES_DIR / catalog / f"{name}.yaml"
+        if path.exists() and not force:
+            err(f"Skipped {path.relative_to(ws.root)}: exists (use --force to overwrite)")
+            continue
+        doc = vsources.document(catalog, name, {t: cols for (_, t), cols in tables.items()})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = "# yaml-language-server: $schema=../../reconciler/schemas/sources-file.schema.json\n"
+        path.write_text(header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100),
+                        encoding="utf-8")
+        written += len(tables)
+        out(f"Wrote {path.relative_to(ws.root)} ({len(tables)} table(s))\n")
+    out(f"Imported the columns of {written} table(s) from catalog {catalog!r}.\n")

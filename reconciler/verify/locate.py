@@ -1,0 +1,148 @@
+"""Where a character of a view's SQL sits in its YAML file (file:line:col).
+
+Spark reports 0-based offsets into the query (analysis errors) or `line N,
+pos M` (parse errors); the query is the `sql` scalar with surrounding
+whitespace trimmed. Block (`|`), plain and quoted scalars are mapped exactly;
+a folded scalar falls back to the line holding the same text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from reconciler import yamlsrc
+
+_ORIGIN = re.compile(r"^(?P<file>.+) \(views\[(?P<index>\d+)\]\)$")
+
+
+@dataclass(frozen=True)
+class Where:
+    file: str
+    line: int
+    column: int
+    field: str
+
+    def prefix(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.field}"
+
+
+def parse_origin(origin: str) -> tuple[str, int] | None:
+    """Declarations.origin ("views/x/y.yaml (views[3])") as (file, view index)."""
+    m = _ORIGIN.match(origin)
+    return (m.group("file"), int(m.group("index"))) if m else None
+
+
+def offset_of(sql: str, line: int, pos: int) -> int:
+    """0-based offset of 1-based `line`, 0-based `pos` in `sql`."""
+    lines = sql.split("\n")
+    line = max(1, min(line, len(lines)))
+    return sum(len(lines[i]) + 1 for i in range(line - 1)) + max(0, pos)
+
+
+class Locator:
+    """Positions in the view files a verification reports on (each parsed once)."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+        self._nodes: dict[str, Any] = {}
+
+    def _node(self, file: str) -> Any:
+        if file not in self._nodes:
+            text = self.texts.get(file)
+            try:
+                self._nodes[file] = yamlsrc.compose(text) if text is not None else None
+            except yamlsrc.YamlSyntaxError:
+                self._nodes[file] = None
+        return self._nodes[file]
+
+    def view(self, origin: str) -> Where | None:
+        parsed = parse_origin(origin)
+        if parsed is None:
+            return None
+        file, index = parsed
+        path: tuple[str | int, ...] = ("views", index, "name")
+        line, col = yamlsrc.locate(self._node(file), path)
+        return Where(file, line, col, f"views[{index}]")
+
+    def columns(self, origin: str) -> Where | None:
+        parsed = parse_origin(origin)
+        if parsed is None:
+            return None
+        file, index = parsed
+        node = self._node(file)
+        view = _item(node, ("views", index))
+        has = isinstance(view, yaml.MappingNode) and any(str(k.value) == "columns" for k, _ in view.value)
+        path: tuple[str | int, ...] = ("views", index, "columns" if has else "name")
+        line, col = yamlsrc.locate(node, path)
+        return Where(file, line, col, yamlsrc.path_text(path))
+
+    def sql(self, origin: str, dialect: str, offset: int | None) -> Where | None:
+        """The position of character `offset` of the (trimmed) SQL of `dialect`."""
+        parsed = parse_origin(origin)
+        if parsed is None:
+            return None
+        file, index = parsed
+        node = self._node(file)
+        reps = _item(node, ("views", index, "representations"))
+        if not isinstance(reps, yaml.SequenceNode):
+            return None
+        for j, rep in enumerate(reps.value):
+            if not isinstance(rep, yaml.MappingNode):
+                continue
+            fields = {str(k.value): v for k, v in rep.value}
+            if getattr(fields.get("dialect"), "value", None) != dialect or "sql" not in fields:
+                continue
+            scalar = fields["sql"]
+            line, col = _scalar_position(scalar, self.texts.get(file, ""), offset or 0)
+            return Where(file, line, col, f"views[{index}].representations[{j}].sql")
+        return None
+
+
+def _item(node: Any, path: tuple[str | int, ...]) -> Any:
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if str(k.value) == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+    return node
+
+
+def _scalar_position(scalar: Any, text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) in the file of character `offset` of the trimmed scalar value."""
+    value: str = scalar.value
+    raw = len(value) - len(value.lstrip()) + offset
+    raw = max(0, min(raw, len(value)))
+    row = value.count("\n", 0, raw)
+    col = raw - (value.rfind("\n", 0, raw) + 1)
+    start = scalar.start_mark
+    lines = text.split("\n")
+    style = scalar.style
+    if style == "|":
+        first = start.line + 1  # content starts on the line after the indicator
+        target = first + row
+        indent = _indent(lines, first, scalar.end_mark.line)
+        return target + 1, indent + col + 1
+    if "\n" not in value and start.line == scalar.end_mark.line:
+        quote = 1 if style in ("'", '"') else 0
+        return start.line + 1, start.column + quote + col + 1
+    # Folded or multi-line flow scalars: find the line holding this text.
+    wanted = value.split("\n")[row] if row < len(value.split("\n")) else ""
+    for i in range(start.line, min(scalar.end_mark.line + 1, len(lines))):
+        at = lines[i].find(wanted.strip()) if wanted.strip() else -1
+        if at >= 0:
+            lead = len(wanted) - len(wanted.lstrip())
+            return i + 1, at + max(0, col - lead) + 1
+    return start.line + 1, start.column + 1
+
+
+def _indent(lines: list[str], first: int, last: int) -> int:
+    for i in range(first, min(last + 1, len(lines))):
+        if lines[i].strip():
+            return len(lines[i]) - len(lines[i].lstrip(" "))
+    return 0

@@ -1,0 +1,145 @@
+"""The verifier's hooks into validate and plan: which views to analyse, where
+table schemas come from, and how findings, inferred columns and impact land
+in the plan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
+from reconciler.config import Config
+from reconciler.declarations import Declarations
+from reconciler.errors import UserError
+from reconciler.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.plan import Plan, PlanError, PlanErrorCode
+from reconciler.secrets import redact
+from reconciler.verify import impact as vimpact
+from reconciler.verify import sources as vsources
+from reconciler.verify.analyze import Analysis, World
+from reconciler.verify.result import Verification
+from reconciler.verify.settings import SparkSettings
+
+
+def settings_of(config: Config) -> SparkSettings:
+    got = getattr(config, "spark", None)
+    return got if isinstance(got, SparkSettings) else SparkSettings()
+
+
+def file_texts(root: Path, decl: Declarations, files: list[tuple[str, str]] | None) -> dict[str, str]:
+    if files is not None:
+        return dict(files)
+    out: dict[str, str] = {}
+    for rel in decl.files:
+        try:
+            out[rel] = (root / rel).read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return out
+
+
+def validate(root: Path, config: Config, decl: Declarations,
+             files: list[tuple[str, str]] | None = None) -> Verification:
+    """Offline: every declared view with Spark SQL, tables from sources/ only."""
+    world = World(decl.views, decl.origin, file_texts(root, decl, files), config.catalogs,
+                  vsources.read(root), offline=True)
+    return Analysis(world, settings_of(config)).run()
+
+
+def table_schemas_from(adapters: Callable[[str], CatalogAdapter]) -> Callable[
+        [str, list[tuple[str, str]]], dict[tuple[str, str], list[Column]]]:
+    def fetch(catalog: str, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
+        adapter = adapters(catalog)
+        method = getattr(adapter, "table_schemas", None)
+        if method is None:
+            return {}
+        try:
+            got: dict[tuple[str, str], list[Column]] = method(tables)
+        except AdapterError as err:
+            raise UserError(redact(str(err))) from None
+        return got
+    return fetch
+
+
+def live_views(snapshots: Mapping[tuple[str, str], SchemaSnapshot]) -> dict[ViewId, LiveView]:
+    return {v.id: v for snap in snapshots.values() for v in snap.views.values()}
+
+
+def verify_plan(
+    plan: Plan,
+    rebuild: Callable[[Mapping[ViewId, ViewSpec]], Plan],
+    root: Path,
+    config: Config,
+    decl: Declarations,
+    desired: Mapping[ViewId, ViewSpec],
+    snapshots: Mapping[tuple[str, str], SchemaSnapshot],
+    adapters: Callable[[str], CatalogAdapter],
+    files: list[tuple[str, str]] | None = None,
+    allow_breaking: bool = False,
+    everything: bool = False,
+) -> Plan:
+    """Verify the views `plan` touches (all of them with `everything`), fill omitted
+    columns from Spark, re-plan with them (`rebuild`), and add findings and impact."""
+    live = live_views(snapshots)
+    dropped = {a.view for a in plan.actions if a.action == "drop"}
+    still = {v: lv for v, lv in live.items() if v not in dropped}  # what the catalogs hold after apply
+    texts = file_texts(root, decl, files)
+    srcs = vsources.read(root)
+    schemas = table_schemas_from(adapters)
+    targets = None
+    if not everything:
+        targets = {a.view for a in plan.actions if a.action != "drop"}
+        targets |= {v for v, s in desired.items() if not s.columns}
+        targets |= {e.view for e in plan.errors if e.view is not None and e.view in desired}
+    analysis = Analysis(World(desired, decl.origin, texts, config.catalogs, srcs, still, schemas),
+                        settings_of(config))
+    result = analysis.run(targets)
+    filled = dict(desired)
+    for vid, cols in result.inferred().items():
+        filled[vid] = desired[vid].model_copy(update={"columns": cols})
+    if len(result.inferred()):
+        plan = rebuild(filled)
+
+    # Impact: dependents of what the (final) plan changes or drops, re-analysed against the new state.
+    changed = [a.view for a in plan.actions if a.action in ("update", "drop")]
+    deps = vimpact.dependents(changed, filled, live)
+    pending = {d for ds in deps.values() for d in ds if d in filled and d not in result.results}
+    live_subjects = {d for ds in deps.values() for d in ds if d not in filled and d not in dropped}
+    live_results = dict(analysis.live_results)
+    if pending or live_subjects:
+        second = Analysis(World(filled, decl.origin, texts, config.catalogs, srcs, still, schemas),
+                          settings_of(config))
+        more = second.run(pending, live_subjects)
+        for vid, r in more.results.items():
+            if vid not in result.results:
+                result.results[vid] = r
+                result.findings += [f for f in more.findings if f.view == vid]
+        live_results.update(second.live_results)
+    column_findings = {f.view for f in result.findings if f.code in ("column_type", "column_count",
+                                                                        "CANNOT_UP_CAST_DATATYPE")}
+    for vid in changed:
+        lv = live.get(vid)
+        after_result = result.results.get(vid)
+        after = None
+        if vid not in dropped and vid in filled:
+            after = list(filled[vid].columns) or (after_result.columns if after_result else None)
+        ds = [vimpact.dependent_status(d, d in filled, result.results.get(d) or live_results.get(d),
+                                       live.get(d), d in column_findings)
+              for d in sorted(deps.get(vid, ()), key=ViewId.key)]
+        imp = vimpact.impact_of(vid, list(lv.spec.columns) if lv else None, after, vid in dropped, ds)
+        result.impact.append(imp)
+        if imp.breaking and not allow_breaking:
+            names = ", ".join(f"{d.view} ({d.status.replace('_', '-').upper()})" for d in imp.dependents)
+            message = (f"{vid}: breaking change ({imp.detail}); it is read by {names}; re-run with "
+                       "--allow-breaking if this is intended")
+            plan.errors.append(PlanError(PlanErrorCode.BREAKING_CHANGE, message, vid))
+    # A view Spark cannot analyse gets Spark's error, not also "declare its columns".
+    failed = {f.view for f in result.findings if f.severity == "error"}
+    plan.errors = [e for e in plan.errors if not (e.code is PlanErrorCode.COLUMNS_REQUIRED and e.view in failed)]
+    for f in result.findings:
+        if f.severity == "error":
+            plan.errors.append(PlanError(PlanErrorCode.SPARK_VERIFICATION, f.message, f.view))
+        else:
+            plan.warnings.append(f.message)
+    plan.verification = result.to_json()
+    return plan

@@ -1,0 +1,205 @@
+"""`validate --spark` / `plan --spark` against real PySpark (scratch in-memory catalog), offline
+sources: every Spark error located at the offending character of the YAML, column checks,
+inference and --write-columns."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.usefixtures("spark_verifier")
+
+CONFIG = """version: 1
+project: verify-test
+state: sqlite:///.viewsync/state.db
+catalogs:
+  local: {type: managed, url: "sqlite:///.viewsync/catalog.db"}
+"""
+
+SOURCES = """catalog: local
+schema: sales
+tables:
+  - name: orders
+    columns:
+      - {name: order_id, type: bigint}
+      - {name: customer_id, type: bigint}
+      - {name: amount, type: "decimal(18,2)"}
+      - {name: name, type: string}
+      - {name: tags, type: "array<string>"}
+"""
+
+CHECKS = """catalog: local
+schema: checks
+views:
+  - name: missing_table
+    representations:
+      - dialect: spark
+        sql: SELECT order_id FROM sales.nope
+  - name: misspelt
+    representations:
+      - dialect: spark
+        sql: |
+          SELECT order_id,
+                 custmer_id
+          FROM sales.orders
+  - name: type_mismatch
+    representations:
+      - dialect: spark
+        sql: SELECT order_id, tags + 1 AS t FROM sales.orders
+  - name: syntax
+    representations:
+      - dialect: spark
+        sql: "SELECT order_id,, amount FROM sales.orders"
+  - name: ambiguous
+    representations:
+      - dialect: spark
+        sql: >-
+          SELECT order_id FROM sales.orders a JOIN sales.orders b ON a.customer_id = b.customer_id
+  - name: unknown_function
+    representations:
+      - dialect: spark
+        sql: SELECT no_such_fn(order_id) AS x FROM sales.orders
+  - name: unaliased
+    columns:
+      - {name: id, type: bigint}
+      - {name: uname, type: string}
+    representations:
+      - dialect: spark
+        sql: SELECT order_id AS id, upper(name) FROM sales.orders
+  - name: reads_failed
+    representations:
+      - dialect: spark
+        sql: SELECT * FROM checks.misspelt
+"""
+
+
+def make_repo(tmp_path: Path, views: dict[str, str], sources: dict[str, str] | None = None) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "views" / "local").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(CONFIG)
+    for schema, text in views.items():
+        (repo / "views" / "local" / f"{schema}.yaml").write_text(text)
+    for schema, text in (sources or {"sales": SOURCES}).items():
+        (repo / "sources" / "local").mkdir(parents=True, exist_ok=True)
+        (repo / "sources" / "local" / f"{schema}.yaml").write_text(text)
+    return repo
+
+
+def position(text: str, needle: str, occurrence: int = 1) -> str:
+    """line:col (1-based) of the n-th occurrence of `needle` in `text`."""
+    at = -1
+    for _ in range(occurrence):
+        at = text.index(needle, at + 1)
+    line = text.count("\n", 0, at) + 1
+    return f"{line}:{at - (text.rfind(chr(10), 0, at) + 1) + 1}"
+
+
+def error_line(output: str, view: str) -> str:
+    lines = [ln for ln in output.splitlines() if f"local.checks.{view}:" in ln]
+    assert lines, f"no error for {view} in:\n{output}"
+    return lines[0]
+
+
+def test_each_spark_error_is_located_at_the_offending_character(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"checks": CHECKS})
+    res = run_cli(repo, "validate", "--spark")
+    assert res.code == 1, res.text
+    f = "views/local/checks.yaml"
+    expected = {
+        "missing_table": (position(CHECKS, "nope"), "TABLE_OR_VIEW_NOT_FOUND", "sales.nope"),
+        "misspelt": (position(CHECKS, "custmer_id"), "UNRESOLVED_COLUMN.WITH_SUGGESTION", "`customer_id`"),
+        "type_mismatch": (position(CHECKS, "tags + 1"), "DATATYPE_MISMATCH", "ARRAY<STRING>"),
+        "syntax": (position(CHECKS, ",, amount") .rsplit(":", 1)[0] + ":"
+                   + str(int(position(CHECKS, ",, amount").rsplit(":", 1)[1]) + 1), "PARSE_SYNTAX_ERROR", "','"),
+        "ambiguous": (position(CHECKS, "order_id FROM sales.orders a"), "AMBIGUOUS_REFERENCE", "ambiguous"),
+        "unknown_function": (position(CHECKS, "no_such_fn"), "UNRESOLVED_ROUTINE", "no_such_fn"),
+        "unaliased": (position(CHECKS, "upper(name)"), "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS", "upper(name)"),
+    }
+    for view, (where, code, detail) in expected.items():
+        line = error_line(res.err, view)
+        assert f"{f}:{where}: views[" in line and ".sql: " in line, line
+        assert code in line and detail in line, line
+    # A view over a failed view is not checked, not a second error.
+    assert "local.checks.reads_failed:" not in res.err
+    assert "not checked: local.checks.reads_failed (reads local.checks.misspelt, which has errors)" in res.out
+
+
+def test_columns_checked_and_inferred_then_written_back(tmp_path: Path) -> None:
+    views = """# yaml-language-server: $schema=../../schemas/view-file.schema.json
+catalog: local
+schema: marts
+views:
+  # totals per customer; columns come from Spark
+  - name: totals
+    representations:
+      - dialect: spark
+        sql: |
+          SELECT customer_id, SUM(amount) AS total
+          FROM sales.orders GROUP BY customer_id
+  - name: narrowed
+    comment: declared narrower than Spark's SUM
+    columns:
+      - {name: customer_id, type: bigint}
+      - {name: total, type: "decimal(18,2)"}
+    representations:
+      - dialect: spark
+        sql: SELECT customer_id, total FROM totals
+"""
+    repo = make_repo(tmp_path, {"marts": views})
+    res = run_cli(repo, "validate", "--spark")
+    assert res.code == 0, res.text
+    assert "columns of local.marts.totals from Spark: customer_id bigint, total decimal(28,2)" in res.out
+    assert ("column `total`: Spark returns decimal(28,2), declared decimal(18,2): a narrowing Spark can only "
+            "store-assign, which may fail at run time") in res.err
+
+    plan = run_cli(repo, "plan", "--spark", "--format", "json")
+    assert plan.code == 0, plan.text
+    doc = json.loads(plan.out)
+    create = next(a for a in doc["actions"] if a["view"]["name"] == "totals")
+    assert create["desired"]["columns"] == [{"name": "customer_id", "type": "bigint", "comment": None},
+                                            {"name": "total", "type": "decimal(28,2)", "comment": None}]
+    statuses = {v["view"]["name"]: v for v in doc["verification"]["views"]}
+    assert statuses["totals"]["inferred"] and statuses["narrowed"]["status"] == "warning"
+    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    md = run_cli(repo, "plan", "--spark", "--format", "markdown")
+    assert "#### Spark verification" in md.out and "`local.marts.totals`: `customer_id bigint`" in md.out, md.out
+
+    wrote = run_cli(repo, "validate", "--spark", "--write-columns")
+    assert wrote.code == 0, wrote.text
+    text = (repo / "views" / "local" / "marts.yaml").read_text()
+    assert text.startswith("# yaml-language-server") and "  # totals per customer; columns come from Spark\n" in text
+    assert ("  - name: totals\n    columns:\n      - {name: customer_id, type: bigint}\n"
+            '      - {name: total, type: "decimal(28,2)"}\n    representations:\n') in text
+    again = run_cli(repo, "validate", "--spark")
+    assert again.code == 0 and "from Spark" not in again.out, again.text
+
+
+def test_the_sample_agrees_with_spark(tmp_path: Path) -> None:
+    repo = tmp_path / "sample"
+    shutil.copytree(ROOT / "views", repo / "views")
+    shutil.copytree(ROOT / "sources", repo / "sources")
+    shutil.copy(ROOT / "viewsync.yaml", repo / "viewsync.yaml")
+    res = run_cli(repo, "validate", "--spark")
+    assert res.code == 0, res.text
+    assert "Warning" not in res.err and "0 with warnings, 0 with errors, 0 not checked" in res.out, res.text
+    assert yaml.safe_load((repo / "sources" / "local" / "sales.yaml").read_text())["tables"]
+
+
+def test_missing_pyspark_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.verify import session
+
+    monkeypatch.setattr(session, "_pyspark_dir", lambda: None)
+    monkeypatch.setattr(session, "_workers", {})
+    repo = make_repo(tmp_path, {"checks": CHECKS})
+    res = run_cli(repo, "validate", "--spark")
+    assert res.code == 1
+    assert res.err.strip() == "Error: Spark verification needs PySpark: install the Spark extra: " \
+                              "pip install 'viewsync[spark]'"

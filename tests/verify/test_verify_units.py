@@ -1,0 +1,142 @@
+"""Pure parts of the verifier: type fit, YAML positions, column write-back, sources files, impact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler import types as vtypes
+from reconciler.config import load_config
+from reconciler.errors import ValidationFailed
+from reconciler.model import Column
+from reconciler.verify import columns as vcols
+from reconciler.verify import impact, sources, writeback
+from reconciler.verify.analyze import _local_sql
+from reconciler.verify.locate import Locator
+
+
+def field(name: str, type_: str) -> dict[str, object]:
+    return {"name": name, "type": vtypes.to_spark(vtypes.parse(type_)), "nullable": True, "metadata": {}}
+
+
+@pytest.mark.parametrize(("src", "dst", "fit"), [
+    ("decimal(28,2)", "decimal(38,2)", "upcast"),
+    ("decimal(28,2)", "decimal(18,2)", "store"),
+    ("bigint", "int", "store"),
+    ("int", "bigint", "upcast"),
+    ("bigint", "string", "upcast"),
+    ("date", "timestamp", "upcast"),
+    ("array<int>", "array<bigint>", "upcast"),
+    ("string", "int", "incompatible"),
+    ("array<int>", "map<int,int>", "incompatible"),
+    ("bigint", "bigint", "same"),
+])
+def test_type_fit_follows_spark_up_cast_rules(src: str, dst: str, fit: str) -> None:
+    assert vcols.fit(vtypes.parse(src), vtypes.parse(dst)) == fit
+
+
+def test_column_check_messages() -> None:
+    declared = [Column(name="id", type="int"), Column(name="uname", type="string")]
+    issues = vcols.check(declared, [field("id", "bigint"), field("upper(name)", "string")], strict_upcast=False)
+    assert [(i.severity, i.code) for i in issues] == [("warning", "column_type"), ("error", "unaliased_expression")]
+    assert "may fail at run time" in issues[0].message and "upper(name) AS uname" in issues[1].message
+    strict = vcols.check(declared[:1], [field("id", "bigint")], strict_upcast=True)
+    assert strict[0].severity == "error" and strict[0].code == "CANNOT_UP_CAST_DATATYPE"
+    count = vcols.check(declared, [field("id", "bigint")], strict_upcast=False)
+    assert count[0].code == "column_count" and "returns 1" in count[0].message
+
+
+TEXT = """catalog: local   # a comment
+schema: s
+views:
+  - name: a
+    representations:
+      - dialect: trino
+        sql: SELECT 1
+      - dialect: spark
+        sql: |
+
+          SELECT x,
+                 yy
+          FROM t
+  - name: b
+    representations:
+      - {dialect: spark, sql: "SELECT  zz FROM t"}
+"""
+
+
+def test_sql_offsets_map_to_file_positions() -> None:
+    loc = Locator({"views/local/s.yaml": TEXT})
+    where = loc.sql("views/local/s.yaml (views[0])", "spark", "SELECT x,\n       yy".index("yy"))
+    assert where is not None
+    assert (where.line, where.column, where.field) == (12, 18, "views[0].representations[1].sql")
+    assert TEXT.splitlines()[11][17:19] == "yy"
+    flow = loc.sql("views/local/s.yaml (views[1])", "spark", "SELECT  zz".index("zz"))
+    assert flow is not None and TEXT.splitlines()[flow.line - 1][flow.column - 1:flow.column + 1] == "zz"
+
+
+def test_write_columns_keeps_comments_and_layout() -> None:
+    out = writeback.insert_columns(TEXT, {0: [Column(name="x", type="decimal(28,2)"), Column(name="yy", type="int")],
+                                          1: [Column(name="zz", type="array<string>")]})
+    assert out.startswith("catalog: local   # a comment\n")
+    assert '  - name: a\n    columns:\n      - {name: x, type: "decimal(28,2)"}\n      - {name: yy, type: int}\n' in out
+    assert '    columns:\n      - {name: zz, type: "array<string>"}\n' in out
+    assert TEXT.splitlines()[-1] in out
+
+
+def test_sources_files_are_validated_with_positions() -> None:
+    good = "catalog: c\nschema: s\ntables:\n  - name: t\n    columns:\n      - {name: a, type: bigint}\n"
+    loaded = sources.load([("sources/c/s.yaml", good)])
+    assert loaded.get("C", "S", "T") == [Column(name="a", type="bigint")]
+    bad = good.replace("bigint", "bigintt")
+    with pytest.raises(ValidationFailed) as err:
+        sources.load([("sources/c/s.yaml", bad)])
+    assert str(err.value.problems[0]).startswith("sources/c/s.yaml:6:25: tables[0].columns[0].type:")
+
+
+def test_catalog_qualifiers_are_blanked_keeping_offsets() -> None:
+    sql = "SELECT a FROM lake.sales.t JOIN `lake`.sales.u ON 1=1 JOIN sales.v"
+    out = _local_sql(sql, "lake", {"lake": None})  # type: ignore[dict-item]
+    assert len(out) == len(sql) and " sales.t" in out and "sales.u" in out and "lake" not in out
+
+
+def test_change_classification() -> None:
+    a, b = Column(name="a", type="int"), Column(name="b", type="string")
+    assert impact.classify([a], [a, b], dropped=False)[:2] == ("columns_added", False)
+    assert impact.classify([a, b], [a], dropped=False)[:2] == ("columns_changed", True)
+    assert impact.classify([a], [Column(name="a", type="bigint")], dropped=False)[:2] == ("columns_changed", True)
+    assert impact.classify([a], [a], dropped=False)[:2] == ("same_output", False)
+    assert impact.classify([a], None, dropped=True)[:2] == ("dropped", True)
+
+
+def test_spark_config_section(tmp_path: Path) -> None:
+    base = "version: 1\nproject: p\ncatalogs:\n  local: {type: managed, url: 'sqlite:///c.db'}\n"
+    (tmp_path / "viewsync.yaml").write_text(base + "spark:\n  verify: true\n  jvm_options: -Xss4m -Dx=1\n"
+                                            "  conf: {spark.sql.ansi.enabled: true}\n")
+    cfg = load_config(tmp_path)
+    assert cfg.spark.verify and cfg.spark.master == "local[1]" and cfg.spark.jvm_options == ("-Xss4m", "-Dx=1")
+    assert cfg.spark.conf == {"spark.sql.ansi.enabled": "True"}
+    # A conf key that would point the scratch session at a live catalog is refused, located.
+    (tmp_path / "viewsync.yaml").write_text(base + "spark:\n  conf:\n    spark.sql.catalog.lake: x\n")
+    with pytest.raises(ValidationFailed) as err:
+        load_config(tmp_path)
+    assert str(err.value.problems[0]) == (
+        "viewsync.yaml:7:5: spark.conf: 'spark.sql.catalog.lake': the verifier runs Spark on its own scratch "
+        "catalog; conf that reaches a live catalog or sets the master is refused")
+
+
+def test_dependent_status() -> None:
+    from reconciler.model import LiveView, ViewId, ViewSpec
+    from reconciler.verify.result import ViewResult
+
+    vid = ViewId("c", "s", "d")
+    spec = ViewSpec(columns=[Column(name="a", type="int")], representations=[{"dialect": "spark", "sql": "x"}])
+    live = LiveView(id=vid, spec=spec, format="managed")
+    ok = ViewResult(vid, "ok", [Column(name="a", type="int")])
+    retyped = ViewResult(vid, "ok", [Column(name="a", type="bigint")])
+    assert impact.dependent_status(vid, False, ok, live, False).status == "ok"
+    assert impact.dependent_status(vid, False, retyped, live, False).status == "type_changed"
+    assert impact.dependent_status(vid, True, ok, live, True).status == "type_changed"
+    assert impact.dependent_status(vid, True, ViewResult(vid, "error"), live, False).status == "broken"
+    assert impact.dependent_status(vid, True, ViewResult(vid, "not_checked", reason="r"), live, False).detail == "r"
