@@ -64,8 +64,8 @@ def info(root: Path, ref: str | None = None) -> GitInfo:
     return GitInfo(commit=parts[0], ref=ref_name, author=f"{parts[1]} <{parts[2]}>")
 
 
-def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
-    """(path relative to root, text) of every view file at `ref`, without a checkout."""
+def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
+    """(path relative to root, content) of every view file at `ref`, without a checkout."""
     import git
 
     repo = _repo(root)
@@ -83,7 +83,7 @@ def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
     out = []
     for item in base.traverse():
         if isinstance(item, git.Blob) and str(item.path).endswith((".yaml", ".yml")):
-            out.append((str(item.path)[len(prefix):], item.data_stream.read().decode("utf-8")))
+            out.append((str(item.path)[len(prefix):], bytes(item.data_stream.read())))
     return sorted(out)
 
 

@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import ensure_tables
+from reconciler.adapters.managed import ensure_tables, has_tables
 from reconciler.engines import create_engine
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
@@ -94,15 +95,8 @@ locks = sa.Table(
 )
 
 
-# Per-action statements, built once: building them per call (values(), where()) cost more
-# Python than executing them. Parameters are bound at execute time.
-_AUDIT_INSERT = audit.insert()
-_AUDIT_FINISH = (audit.update().where(audit.c.id == sa.bindparam("audit_id"))
-                 .values(outcome=sa.bindparam("new_outcome"), error=sa.bindparam("new_error")))
-_LAST_VERSION = sa.select(sa.func.max(versions.c.version)).where(
-    versions.c.catalog == sa.bindparam("c"), versions.c.schema_name == sa.bindparam("s"),
-    versions.c.view_name == sa.bindparam("v"))
-_VERSION_INSERT = versions.insert()
+def new_run_id() -> str:
+    return str(uuid.uuid4())
 
 
 def now() -> datetime:
@@ -118,21 +112,44 @@ class LockHeld(UserError):
     pass
 
 
+VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """A version row to write: one per applied change."""
+
+    run_id: str
+    view: ViewId
+    action: str
+    spec: dict[str, Any] | None
+    digest: str | None
+    changes: list[dict[str, Any]]
+    actor: str
+    git_commit: str | None
+
+
 class StateStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
+        """create=False opens the store for reading only: nothing is created (no
+        SQLite file, no tables) and an absent store reads as empty."""
         self.url = url
         try:
             self.engine = create_engine(url)
-            ensure_tables(metadata, self.engine)
-        except SQLAlchemyError as err:
-            raise UserError(f"cannot open the state store: {redact(str(err))}") from None
-        # Apply's writer threads share this store. SQLite serialises writers anyway, and a
-        # read-then-write transaction (record_version) racing another one in the same
-        # process fails at once instead of waiting: one writer at a time, in-process.
+            if create:
+                ensure_tables(metadata, self.engine)
+                self.ready = True
+            else:
+                self.ready = has_tables(metadata, self.engine)
+        except (SQLAlchemyError, OSError) as err:
+            detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
+            raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None
+        # Apply's writer threads share this store: SQLite takes one writer at a time, and a
+        # read-then-write transaction racing another in the same process fails at once.
         self._serial = threading.Lock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
 
     @contextlib.contextmanager
-    def _begin(self) -> Iterator[sa.Connection]:
+    def _begin(self) -> Iterator[Connection]:
         with self._serial, self.engine.begin() as conn:
             yield conn
 
@@ -141,13 +158,14 @@ class StateStore:
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
-                  plan_digest: str | None, declarations_digest: str | None) -> str:
-        run_id = str(uuid.uuid4())
+                  plan_digest: str | None, declarations_digest: str | None, run_id: str | None = None,
+                  outcome: str = "running") -> str:
+        run_id = run_id or new_run_id()
         with self._begin() as conn:
             conn.execute(runs.insert().values(
                 run_id=run_id, project=project, command=command, actor=actor, started_at=now(),
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author, plan_digest=plan_digest,
-                declarations_digest=declarations_digest, outcome="running"))
+                declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
     def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
@@ -164,13 +182,13 @@ class StateStore:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace.
         `also` writes more in the same transaction (the event outbox)."""
         with self._begin() as conn:
-            res = conn.execute(_AUDIT_INSERT, dict(
+            res = conn.execute(audit.insert().values(
                 run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
                 schema_name=view.schema, view_name=view.name,
                 before_spec=json.dumps(before, sort_keys=True) if before is not None else None,
                 after_spec=json.dumps(after, sort_keys=True) if after is not None else None,
                 before_digest=before_digest, after_digest=after_digest,
-                changes=json.dumps(changes, sort_keys=True), outcome="pending", error=None,
+                changes=json.dumps(changes, sort_keys=True), outcome="pending",
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author))
             if also is not None:
                 also(conn)
@@ -178,11 +196,27 @@ class StateStore:
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
                      also: Callable[[Connection], None] | None = None) -> None:
-        with self._begin() as conn:
-            conn.execute(_AUDIT_FINISH, {"audit_id": audit_id, "new_outcome": outcome,
-                                         "new_error": redact(error) if error else None})
-            if also is not None:
-                also(conn)
+        self.finish_action(audit_id, outcome, error, also=also)
+
+    def finish_action(self, audit_id: int, outcome: str, error: str | None = None,
+                      version: VersionRecord | None = None,
+                      also: Callable[[Connection], None] | None = None) -> int | None:
+        """The per-view state transaction, after the catalog call: the audit outcome,
+        for an applied change its version row, and `also` (the event outbox) commit
+        together, so a kill leaves either a 'pending' row (repaired by the next run)
+        or all of them. Returns the version number written, if any."""
+        for _ in range(5):
+            try:
+                with self._begin() as conn:
+                    conn.execute(audit.update().where(audit.c.id == audit_id).values(
+                        outcome=outcome, error=redact(error) if error else None))
+                    number = self._insert_version(conn, version) if version is not None else None
+                    if also is not None:
+                        also(conn)
+                    return number
+            except IntegrityError:
+                continue  # another writer took this version number; read again
+        raise UserError(f"could not record a version for {version.view if version else audit_id}")
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -196,6 +230,8 @@ class StateStore:
             q = q.where(audit.c.run_id.like(run_id + "%"))
         if limit:
             q = q.limit(limit)
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -203,26 +239,56 @@ class StateStore:
     def record_version(self, run_id: str, view: ViewId, action: str, spec: dict[str, Any] | None,
                        digest: str | None, changes: list[dict[str, Any]], actor: str,
                        git_commit: str | None) -> int:
+        record = VersionRecord(run_id, view, action, spec, digest, changes, actor, git_commit)
         for _ in range(5):
             try:
                 with self._begin() as conn:
-                    last = conn.execute(_LAST_VERSION, {"c": view.catalog, "s": view.schema,
-                                                        "v": view.name}).scalar()
-                    number = int(last or 0) + 1
-                    conn.execute(_VERSION_INSERT, dict(
-                        catalog=view.catalog, schema_name=view.schema, view_name=view.name, version=number,
-                        action=action, spec=json.dumps(spec, sort_keys=True) if spec is not None else None,
-                        digest=digest, changes=json.dumps(changes, sort_keys=True), at=now(), actor=actor,
-                        git_commit=git_commit, run_id=run_id))
-                return number
+                    return self._insert_version(conn, record)
             except IntegrityError:
                 continue  # another writer took this number; read again
         raise UserError(f"could not record a version for {view}")
+
+    @staticmethod
+    def _insert_version(conn: sa.Connection, v: VersionRecord) -> int:
+        last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
+            versions.c.catalog == v.view.catalog, versions.c.schema_name == v.view.schema,
+            versions.c.view_name == v.view.name)).scalar()
+        number = int(last or 0) + 1
+        conn.execute(versions.insert().values(
+            catalog=v.view.catalog, schema_name=v.view.schema, view_name=v.view.name, version=number,
+            action=v.action, spec=json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
+            digest=v.digest, changes=json.dumps(v.changes, sort_keys=True), at=now(), actor=v.actor,
+            git_commit=v.git_commit, run_id=v.run_id))
+        return number
+
+    # ---------------------------------------------------------------- repair
+    def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
+        """Apply runs still marked running. Called under the apply lock, which every
+        running apply holds: they are dead."""
+        q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
+                                   runs.c.outcome == "running", runs.c.run_id != current)
+             .order_by(runs.c.started_at))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def unfinished_actions(self, run_id: str) -> list[dict[str, Any]]:
+        """Audit rows of a run left pending, and applied rows without their version row."""
+        has_version = sa.exists().where(
+            versions.c.run_id == audit.c.run_id, versions.c.catalog == audit.c.catalog,
+            versions.c.schema_name == audit.c.schema_name, versions.c.view_name == audit.c.view_name)
+        view_action = audit.c.action.in_(VIEW_ACTIONS)  # other rows (schema owners) have no version rows
+        q = (sa.select(audit).where(audit.c.run_id == run_id, sa.or_(
+            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", view_action, ~has_version)))
+            .order_by(audit.c.seq))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
 
     def versions_of(self, view: ViewId) -> list[dict[str, Any]]:
         q = (sa.select(versions).where(versions.c.catalog == view.catalog,
                                        versions.c.schema_name == view.schema,
                                        versions.c.view_name == view.name).order_by(versions.c.version))
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -235,6 +301,8 @@ class StateStore:
         q = sa.select(versions).join(sub, sa.and_(
             versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
             versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+        if not self.ready:
+            return {}
         with self.engine.connect() as conn:
             return {ViewId(r.catalog, r.schema_name, r.view_name): dict(r._mapping) for r in conn.execute(q)}
 
@@ -264,6 +332,8 @@ class StateStore:
             time.sleep(0.2)
 
     def lock_info(self, name: str) -> dict[str, Any] | None:
+        if not self.ready:
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(locks).where(locks.c.name == name)).first()
         return dict(row._mapping) if row else None
@@ -273,5 +343,7 @@ class StateStore:
             conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == run_id))
 
     def force_unlock(self, run_id: str) -> int:
+        if not self.ready:
+            return 0
         with self._begin() as conn:
             return int(conn.execute(locks.delete().where(locks.c.run_id == run_id)).rowcount)

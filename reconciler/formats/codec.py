@@ -81,7 +81,7 @@ def write_view(
     table.parameters.update(P.extras_params(spec.canonical(), engine))
     if base is not None:
         for key, value in base.parameters.items():
-            if key in table.parameters or not P.is_internal(key) or key.startswith(P.VIEWSYNC_PREFIX):
+            if key in table.parameters or not P.is_engine_parameter(key) or key.startswith(P.VIEWSYNC_PREFIX):
                 continue
             if key == "transient_lastDdlTime" or (same and not codec.owns(key)):
                 table.parameters[key] = value

@@ -39,18 +39,18 @@ _INTERNAL_EXACT = frozenset({
 _INTERNAL_PREFIXES = ("spark.sql.", "view.", "presto_", "trino_", "flink.", "impala_", VIEWSYNC_PREFIX)
 
 
-def is_internal(key: str) -> bool:
-    """Engine or metastore bookkeeping, never a user property."""
+def is_engine_parameter(key: str) -> bool:
+    """A table parameter an engine or the metastore sets for its own use, never a user property."""
     return key in _INTERNAL_EXACT or key.startswith(_INTERNAL_PREFIXES)
 
 
 def user_properties(params: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in params.items() if not is_internal(k)}
+    return {k: v for k, v in params.items() if not is_engine_parameter(k)}
 
 
 def plain_properties(properties: Mapping[str, str]) -> dict[str, str]:
     """User properties an engine format stores as plain parameters (the rest go to the extras)."""
-    return {k: v for k, v in properties.items() if not is_internal(k) and storable_param(k, v)}
+    return {k: v for k, v in properties.items() if not is_engine_parameter(k) and storable_param(k, v)}
 
 
 def storable_param(key: str, value: str) -> bool:

@@ -35,11 +35,19 @@ class SparkUnavailable(UserError):
     """Spark cannot run here (no PySpark, no Java, or the JVM did not start)."""
 
 
-def _java() -> str | None:
+def _java() -> str:
+    """The java Spark's launcher will run: $JAVA_HOME/bin/java when JAVA_HOME is set (it
+    never falls back to PATH then), else `java` on PATH."""
     home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    return shutil.which("java")
+    if home:
+        java = Path(home) / "bin" / "java"
+        if not java.is_file():
+            raise SparkUnavailable(f"Spark verification needs Java (JAVA_HOME={home} has no bin/java): {INSTALL_JAVA}")
+        return str(java)
+    found = shutil.which("java")
+    if found is None:
+        raise SparkUnavailable(f"Spark verification needs Java (`java` not found): {INSTALL_JAVA}")
+    return found
 
 
 def _pyspark_dir() -> Path | None:
@@ -69,8 +77,6 @@ class SparkWorker:
         if _pyspark_dir() is None:
             raise SparkUnavailable(f"Spark verification needs PySpark: {INSTALL_PYSPARK}")
         java = _java()
-        if java is None:
-            raise SparkUnavailable(f"Spark verification needs Java (`java` not found): {INSTALL_JAVA}")
         self.settings = settings
         self.dir = Path(tempfile.mkdtemp(prefix="viewsync-spark-"))
         self._archive_tmp: Path | None = None

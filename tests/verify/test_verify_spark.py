@@ -203,3 +203,28 @@ def test_missing_pyspark_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert res.code == 1
     assert res.err.strip() == "Error: Spark verification needs PySpark: install the Spark extra: " \
                               "pip install 'viewsync[spark]'"
+
+
+@pytest.mark.parametrize("java_on_path", [False, True], ids=["no-java", "java-on-path"])
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_missing_java_is_one_line(tmp_path: Path, command: str, java_on_path: bool) -> None:
+    """JAVA_HOME points nowhere (Spark's launcher then never looks at PATH), run as a shell would:
+    one line saying to install Java 17, exit 1, before any JVM is tried."""
+    repo = tmp_path / "sample"
+    shutil.copytree(ROOT / "views", repo / "views")
+    shutil.copytree(ROOT / "sources", repo / "sources")
+    shutil.copy(ROOT / "viewsync.yaml", repo / "viewsync.yaml")
+    bin_dir = tmp_path / "bin"  # PATH holds git (GitPython needs it) and, if asked, java
+    bin_dir.mkdir()
+    tools = ["git", "java"] if java_on_path else ["git"]
+    for tool in tools:
+        found = shutil.which(tool)
+        assert found, tool
+        (bin_dir / tool).symlink_to(found)
+    res = run_cli(repo, command, "--spark", process=True, timeout=120,
+                  env={"JAVA_HOME": str(tmp_path / "nowhere"), "PATH": str(bin_dir)})
+    assert res.code == 1, res.text
+    assert res.out == "" and res.err.count("\n") == 1, res.text
+    line = res.err.strip()
+    assert line.startswith("Error: Spark verification needs Java") and "install Java 17" in line, line
+    assert "Traceback" not in line and "unexpected" not in line.lower() and "JAVA_GATEWAY" not in line, line

@@ -493,7 +493,7 @@ def _merged_params(live_table: dict[str, Any], new: dict[str, str]) -> dict[str,
     (transient_lastDdlTime, Glue/Lake Formation bookkeeping...)."""
     live = codec.params_of(live_table)
     keep = {k: v for k, v in live.items()
-            if k not in new and P.is_internal(k) and not legacy.is_format_param(k)
+            if k not in new and P.is_engine_parameter(k) and not legacy.is_format_param(k)
             and not k.startswith(MARKER_PREFIX)}
     return {**keep, **new}
 

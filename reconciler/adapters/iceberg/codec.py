@@ -49,7 +49,8 @@ CREATE_ENGINE_VERSION = "create_engine_version"
 ENGINE_VERSION = "engine_version"
 
 
-def is_internal(key: str) -> bool:
+def is_engine_property(key: str) -> bool:
+    """An Iceberg view property engines (or we) set for their own use, never a user property."""
     return key in INTERNAL_PROPERTIES or key.startswith(INTERNAL_PREFIXES)
 
 
@@ -57,7 +58,7 @@ def reserved_reason(key: str) -> str | None:
     """Why a user property key cannot be declared on an Iceberg view (None = it can)."""
     if key in SPEC_PROPERTIES:
         return f"holds the view's {key}; declare `{key}` instead"
-    if is_internal(key):
+    if is_engine_property(key):
         return "is an engine-internal Iceberg view property"
     return None
 
@@ -192,7 +193,7 @@ def read_view(metadata: dict[str, Any]) -> ReadView:
     props: dict[str, str] = {str(k): str(v) for k, v in (metadata.get("properties") or {}).items()}
     security = props.get(SECURITY)
     user = {k: v for k, v in props.items()
-            if k not in SPEC_PROPERTIES and not k.startswith(MARKER_PREFIX) and not is_internal(k)}
+            if k not in SPEC_PROPERTIES and not k.startswith(MARKER_PREFIX) and not is_engine_property(k)}
     default_ns = version.get("default-namespace")
     try:
         spec = ViewSpec(
