@@ -75,7 +75,11 @@ def check_apply(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config
     who = guard.Who(gitauthors.actor(actor, root), guard.authors_of(plan.access))
     found = guard.check(plan, views, policy, who)
     if found:
-        raise guard.refuse(StateStore(state_url), plan, audit_actor, git, found)
+        state = StateStore(state_url)
+        try:
+            raise guard.refuse(state, plan, audit_actor, git, found)
+        finally:
+            state.close()
 
 
 def codeowners_text(root: Path, config_path: Path, files: list[str]) -> str | None:
