@@ -1,7 +1,9 @@
 """Carry a plan out: lock, re-check every action against the catalog, then
 execute in order, per-view atomic, with an audit row per attempted action and
-a version row per applied change. A failure stops the run; what was applied
-stays applied and recorded, so a re-run converges."""
+a version row per applied change (committed with the audit outcome). Records
+left by a dead run are repaired first, under the lock (reconciler.repair). A
+failure stops the run; what was applied stays applied and recorded, so a re-run
+converges."""
 
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ from reconciler.events.dispatch import Emitter
 from reconciler.gitinfo import GitInfo
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
+from reconciler.repair import repair_dead_runs
 from reconciler.secrets import redact
-from reconciler.state import StateStore
+from reconciler.state import StateStore, VersionRecord, new_run_id
 from reconciler.workspace import Workspace
 
 
@@ -37,6 +40,7 @@ class ApplyResult:
     failed: list[tuple[Action, str]] = field(default_factory=list)
     skipped: list[Action] = field(default_factory=list)
     refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
+    repaired: list[str] = field(default_factory=list)  # records of dead runs fixed first
 
     @property
     def ok(self) -> bool:
@@ -64,6 +68,25 @@ def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot],
     return reasons
 
 
+def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeout: float,
+                       on_note: Callable[[str], None]) -> list[str]:
+    """Repair the records of dead applies under the apply lock, before planning.
+    A store without tables or without running applies is left untouched."""
+    project = ws.config.project
+    if not state.ready or not state.dead_runs(project, ""):
+        return []
+    run_id = new_run_id()
+    state.acquire_lock(lock_name(project), f"{actor}@{socket.gethostname()}:{os.getpid()} (repair)", run_id,
+                       wait_s=lock_timeout)
+    try:
+        notes = repair_dead_runs(ws, state, project, run_id)
+    finally:
+        state.release_lock(lock_name(project), run_id)
+    for note in notes:
+        on_note(note)
+    return notes
+
+
 def apply_plan(
     ws: Workspace,
     plan: Plan,
@@ -73,21 +96,30 @@ def apply_plan(
     lock_timeout: float = 0,
     on_action: Callable[[Action, str, str | None], None] | None = None,
     events: Emitter | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> ApplyResult:
     """`events`: announce the run and every action (outbox rows in the audit rows' transactions,
     blocking hooks before each action, delivery after each commit)."""
     if plan.errors:
         raise UserError("the plan has errors and cannot be applied")
     project = ws.config.project
-    run_id = state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest)
+    run_id = new_run_id()
     result = ApplyResult(run_id)
     holder = f"{actor}@{socket.gethostname()}:{os.getpid()}"
     try:
         state.acquire_lock(lock_name(project), holder, run_id, wait_s=lock_timeout)
     except UserError:
+        state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id,
+                        outcome="refused")
         state.finish_run(run_id, "refused", {"reason": "locked"})
         raise
     try:
+        # Marked running only under the lock: any other running apply of this project is dead.
+        state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id)
+        result.repaired = repair_dead_runs(ws, state, project, run_id)
+        if on_note:
+            for note in result.repaired:
+                on_note(note)
         # Under the lock, read again what the plan was made against.
         schemas = {(a.view.catalog, a.view.schema) for a in plan.actions}
         snapshots = ws.fetch(sorted({c for c, _ in schemas}), schemas, all_schemas=False)
@@ -125,7 +157,7 @@ def apply_plan(
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
                                          _canonical(action.desired), None, None,
                                          [c.to_json() for c in action.changes], git)
-            state.audit_finish(audit_id, "skipped", "not attempted: an earlier action failed")
+            state.finish_action(audit_id, "skipped", "not attempted: an earlier action failed")
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
         if result.refused:
             summary["refused"] = len(result.refused)
@@ -202,13 +234,14 @@ def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Ac
             adapter.drop(live, ctx)
     except AdapterError as err:
         message = redact(str(err), ws.config.secrets)
-        state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
+        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return "failed", message
     except Exception as err:  # an unexpected backend failure must still be recorded
         message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
-        state.audit_finish(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
+        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
         return "failed", message
-    state.audit_finish(audit_id, "applied", also=store(announce(ev.post_type(action.action, True), "applied")))
-    state.record_version(run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor,
-                         git.commit)
+    # One transaction: the audit outcome, the version row and the outbox event.
+    state.finish_action(audit_id, "applied", version=VersionRecord(
+        run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor, git.commit),
+        also=store(announce(ev.post_type(action.action, True), "applied")))
     return "applied", None

@@ -18,7 +18,7 @@ from reconciler import gitsrc, render, saved_plan, schema_owners
 from reconciler import history as history_mod
 from reconciler.access import hooks as access_hooks
 from reconciler.access.security import notes as security_notes
-from reconciler.apply import apply_plan
+from reconciler.apply import apply_plan, repair_before_plan
 from reconciler.declarations import Declarations
 from reconciler.errors import UserError, ValidationFailed, ViewsyncError
 from reconciler.events import commands as event_cmds
@@ -149,8 +149,8 @@ def validate(
     write_columns: Annotated[bool, typer.Option("--write-columns", help="With --spark: write Spark's columns "
                                                 "into views that omit them.")] = False,
 ) -> None:
-    """Check config and declarations offline: YAML, JSON Schema, semantics, SQL syntax."""
-    from reconciler import sql as vsql
+    """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
+    from reconciler import validity
 
     ws = _open(ctx)
     if spark:
@@ -158,22 +158,18 @@ def validate(
 
         cli_hooks.prestart(ws)
     decl = _declarations(ws, ref)
-    warnings = []
-    for vid, spec in sorted(decl.views.items()):
-        for rep in spec.representations:
-            problem = vsql.parse_error(rep.sql, rep.dialect) if vsql.sqlglot_dialect(rep.dialect) else None
-            if problem:
-                warnings.append(f"{decl.origin[vid]}: {vid} representations.{rep.dialect}: sqlglot cannot "
-                                f"parse the SQL ({problem})")
+    problems, warnings = validity.check(decl)
     policy = access_hooks.policy_at(ws.root, ws.config.path, ref)
     if policy is not None and ref is None:
         stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
         if stale is not None:
-            raise ValidationFailed([stale])
+            problems.append(stale)
         if missing:
             warnings.append(missing)
     for w in warnings:
         err(ctx, f"Warning: {w}")
+    if problems:
+        raise ValidationFailed(problems)
     if write_columns and not spark:
         raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
     if spark:
@@ -266,16 +262,19 @@ def apply(
                         + "; commit them or pass --allow-dirty")
     info = gitsrc.info(ws.root)
     who = gitsrc.actor(actor, ws.root)
+    decl = ws.declarations()  # bad input stops here, before anything is written
+    # Records left by a dead apply are repaired before planning (nothing is created when there are none).
+    repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
+                       lambda note: out(ctx, f"Repaired: {note}\n"))
     if plan_file is not None:
         result = saved_plan.load(plan_file)
-        saved_plan.verify(ws, result, plan_file)
+        saved_plan.verify(ws, result, plan_file, decl)
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result = _plan(ws, opts, ws.declarations(), info, None, spark, allow_breaking)
+        result = _plan(ws, opts, decl, info, None, spark, allow_breaking)
     out(ctx, render.render(result, OutputFormat.TEXT, g.color))
     if result.errors:
         raise typer.Exit(1)
-    decl = ws.declarations()
     access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
                              ws.config.state_url, info)
     if not result.has_changes:
@@ -297,7 +296,8 @@ def apply(
         out(ctx, line + (f" ({error})" if error else "") + "\n")
 
     emitter = open_emitter(ws, state.engine, decl.views, _session(ctx).err)
-    res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter)
+    res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
+                     on_note=lambda note: out(ctx, f"Repaired: {note}\n"))
     owner_errors: list[str] = []
     if res.ok and result.schema_owners:
         owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,
@@ -336,7 +336,7 @@ def drift(
     decl = ws.declarations()
     opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
     result, snapshots = ws.plan(opts, decl)
-    state = ws.state()
+    state = ws.state(create=False)
     report = drift_mod.classify(result, snapshots, state.last_versions(list(ws.config.catalogs)))
     text = drift_mod.render(report, fmt)
     if out_file:
@@ -361,7 +361,7 @@ def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalo
     """Versions of a view: ours (with commit, actor, time) and the catalog's native ones."""
     ws = _open(ctx)
     vid = _parse_view(view)
-    rows = ws.state().versions_of(vid)
+    rows = ws.state(create=False).versions_of(vid)
     native = ws.adapter(vid.catalog).native_history(vid) if vid.catalog in ws.config.catalogs else []
     if fmt is OutputFormat.JSON:
         out(ctx, json.dumps(history_mod.history_json(vid, rows, native), indent=2) + "\n")
@@ -379,7 +379,7 @@ def audit(
 ) -> None:
     """The audit trail: one row per attempted action."""
     ws = _open(ctx)
-    state = ws.state()
+    state = ws.state(create=False)
     rows = state.audit_rows(_parse_view(view) if view else None, history_mod.parse_since(since), run)
     if fmt is OutputFormat.JSON:
         out(ctx, json.dumps(history_mod.audit_json(rows), indent=2, default=str) + "\n")
@@ -494,7 +494,7 @@ def impact(
 def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help="Run id holding the lock.")]) -> None:
     """Release an apply lock left behind by a dead run."""
     ws = _open(ctx)
-    n = ws.state().force_unlock(run_id)
+    n = ws.state(create=False).force_unlock(run_id)
     if not n:
         raise UserError(f"no lock is held by run {run_id}")
     out(ctx, f"Released the lock held by run {run_id}.\n")

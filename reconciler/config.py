@@ -23,7 +23,8 @@ from reconciler.verify import settings as spark_settings
 
 CONFIG_NAME = "viewsync.yaml"
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @cache
@@ -98,7 +99,10 @@ def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Pro
                 message = f"invalid name {leaf.instance!r} (no dots, slashes, control characters " \
                           "or surrounding spaces)"
             line, col = yamlsrc.locate(node, path, key_of_last=key_of_last)
-            problems.append(Problem(file, line, col, yamlsrc.path_text(path), message))
+            problems.append(Problem(file, line, col, yamlsrc.path_text(path), yamlsrc.clip(message)))
+    if not problems:  # the fast check rejected what this one accepts: invalid, and say so
+        problems.append(Problem(file, 1, 1, "", "rejected by the JSON Schema check, which cannot say where "
+                                "(the two schema engines disagree on this input; please report it)"))
     return problems
 
 
@@ -114,15 +118,29 @@ def _leaves(err: Any) -> list[Any]:
 
 def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[str | int, ...], str]],
             found: set[str]) -> Any:
+    """Expand ${VAR} / ${VAR:-default} in every string; problems go to `missing`
+    as (path, message), values taken from the environment to `found`. An unset or
+    empty variable without a default is an error: an empty state URL would
+    silently move locks and audit to a local file."""
     if isinstance(value, str):
+        if "${" not in value:
+            return value
+        starts = {m.start() for m in _ENV.finditer(value)}
+        if any(i not in starts for i in _dollar_braces(value)):
+            missing.append((path, "malformed ${...}: write ${NAME} or ${NAME:-default}"))
+            return value
+
         def sub(m: re.Match[str]) -> str:
-            var = m.group(1)
+            var, default = m.group(1), m.group(2)
             got = os.environ.get(var)
-            if got is None:
-                missing.append((path, var))
-                return ""
-            found.add(got)
-            return got
+            if got:
+                found.add(got)
+                return got
+            if default is not None:
+                return default
+            missing.append((path, f"environment variable {var} is {'empty' if got == '' else 'not set'} "
+                                  f"(give a default with ${{{var}:-value}})"))
+            return ""
 
         return _ENV.sub(sub, value)
     if isinstance(value, dict):
@@ -130,6 +148,10 @@ def _expand(value: Any, path: tuple[str | int, ...], missing: list[tuple[tuple[s
     if isinstance(value, list):
         return [_expand(v, path + (i,), missing, found) for i, v in enumerate(value)]
     return value
+
+
+def _dollar_braces(text: str) -> list[int]:
+    return [m.start() for m in re.finditer(r"\$\{", text)]
 
 
 def load_config(root: Path, config_file: Path | None = None) -> Config:
@@ -141,12 +163,14 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
     if not path.exists():
         raise ValidationFailed([Problem(display, 1, 1, "", f"no {CONFIG_NAME} found (run in the repository "
                                         "root or pass --repo / --config)")])
-    text = path.read_text(encoding="utf-8")
     try:
+        text = yamlsrc.decode(path.read_bytes())
         data = yamlsrc.load(text)
         node = yamlsrc.compose(text)
     except yamlsrc.YamlSyntaxError as err:
         raise ValidationFailed([Problem(display, err.line, err.column, err.field, err.message)]) from None
+    except OSError as err:
+        raise ValidationFailed([Problem(display, 1, 1, "", f"cannot read: {err.strerror or err}")]) from None
     if not fast_schema("config.schema.json").is_valid(data):
         raise ValidationFailed(schema_problems(schema("config.schema.json"), data, node, display))
     missing: list[tuple[tuple[str | int, ...], str]] = []
@@ -154,9 +178,8 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
     expanded = _expand(data, (), missing, found)
     if missing:
         raise ValidationFailed([
-            Problem(display, *yamlsrc.locate(node, p), yamlsrc.path_text(p),
-                    f"environment variable {var} is not set")
-            for p, var in missing])
+            Problem(display, *yamlsrc.locate(node, p), yamlsrc.path_text(p), message)
+            for p, message in missing])
     pol = expanded.get("policy") or {}
     catalogs = {
         name: CatalogConfig(name, opts["type"], dict(opts)) for name, opts in expanded["catalogs"].items()

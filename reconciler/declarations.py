@@ -16,45 +16,81 @@ from typing import Any
 
 import pydantic
 
+from reconciler import names, yamlsrc
 from reconciler import types as vtypes
-from reconciler import yamlsrc
 from reconciler.config import Config, fast_schema, schema, schema_problems
 from reconciler.errors import Problem, ValidationFailed
 from reconciler.model import ViewId, ViewSpec, digest_of
 
 VIEWS_DIR = "views"
+# (path relative to the repository, text or raw bytes) of each view file
+Files = Iterable[tuple[str, str]] | Iterable[tuple[str, bytes]] | Iterable[tuple[str, str | bytes]]
 
 
 @dataclass
 class Declarations:
     views: dict[ViewId, ViewSpec] = field(default_factory=dict)
-    origin: dict[ViewId, str] = field(default_factory=dict)  # "file:line"
+    origin: dict[ViewId, str] = field(default_factory=dict)  # "file (views[i])"
     files: list[str] = field(default_factory=list)
     schema_owners: dict[tuple[str, str], str] = field(default_factory=dict)  # a view file's top-level owner
+    texts: dict[str, str] = field(default_factory=dict)  # file -> text, to locate later problems
+    where: dict[ViewId, tuple[str, int]] = field(default_factory=dict)  # file, index in views
+
+    def problem(self, view: ViewId, path: tuple[str | int, ...], message: str) -> Problem:
+        """A problem found after loading (a cycle, a non-query SQL), located in its file."""
+        rel, i = self.where[view]
+        full = ("views", i, *path)
+        try:
+            line, col = yamlsrc.locate(yamlsrc.compose(self.texts[rel]), full)
+        except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
+            line, col = 1, 1
+        return Problem(rel, line, col, yamlsrc.path_text(full), yamlsrc.clip(message))
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
         ids = sorted(self.views if selected is None else selected, key=ViewId.key)
         return digest_of({str(v): self.views[v].digest() for v in ids})
 
 
-def read_tree(root: Path) -> list[tuple[str, str]]:
-    """(relative path, text) of every view file under root/views."""
+def read_tree(root: Path) -> list[tuple[str, bytes]]:
+    """(relative path, content) of every view file under root/views. Anything that
+    looks like a view file but cannot be read is an error, never silently skipped."""
     base = root / VIEWS_DIR
-    if not base.is_dir():
+    if not base.exists() and not base.is_symlink():
         return []
-    out = []
+    if not base.is_dir():
+        raise ValidationFailed([Problem(VIEWS_DIR, 1, 1, "", f"{VIEWS_DIR} is not a directory")])
+    out: list[tuple[str, bytes]] = []
+    problems: list[Problem] = []
     for path in sorted(base.rglob("*")):
-        if path.suffix in (".yaml", ".yml") and path.is_file():
-            out.append((path.relative_to(root).as_posix(), path.read_text(encoding="utf-8")))
+        rel = path.relative_to(root).as_posix()
+        suffix = path.suffix.lower()
+        if suffix not in (".yaml", ".yml"):
+            if path.is_symlink() and not path.exists():
+                problems.append(Problem(rel, 1, 1, "", "broken symbolic link"))
+            continue
+        if path.suffix not in (".yaml", ".yml"):
+            problems.append(Problem(rel, 1, 1, "", f"view files end in .yaml or .yml (lowercase), "
+                                    f"not {path.suffix}"))
+        elif not path.exists():
+            problems.append(Problem(rel, 1, 1, "", "broken symbolic link"))
+        elif path.is_file():
+            try:
+                out.append((rel, path.read_bytes()))
+            except OSError as err:
+                problems.append(Problem(rel, 1, 1, "", f"cannot read: {err.strerror or err}"))
+        elif not path.is_dir():
+            problems.append(Problem(rel, 1, 1, "", "not a regular file"))
+    if problems:
+        raise ValidationFailed(problems)
     return out
 
 
-def load(files: Iterable[tuple[str, str]], config: Config) -> Declarations:
+def load(files: Files, config: Config) -> Declarations:
     decl = Declarations()
     problems: list[Problem] = []
-    for rel, text in files:
+    for rel, content in files:
         decl.files.append(rel)
-        problems.extend(_load_file(rel, text, config, decl))
+        problems.extend(_load_file(rel, content, config, decl))
     if problems:
         raise ValidationFailed(problems)
     return decl
@@ -67,8 +103,16 @@ def _expected(rel: str) -> tuple[str, str] | None:
     return parts[1], parts[2].rsplit(".", 1)[0]
 
 
-def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[Problem]:
+def _load_file(rel: str, content: str | bytes, config: Config, decl: Declarations) -> list[Problem]:
     try:
+        return _load_text(rel, content, config, decl)
+    except yamlsrc.YamlSyntaxError as err:  # the locating parser rejects what the fast one read
+        return [Problem(rel, err.line, err.column, err.field, err.message)]
+
+
+def _load_text(rel: str, content: str | bytes, config: Config, decl: Declarations) -> list[Problem]:
+    try:
+        text = yamlsrc.decode(content) if isinstance(content, bytes) else content
         data = yamlsrc.load(text)
     except yamlsrc.YamlSyntaxError as err:
         return [Problem(rel, err.line, err.column, err.field, err.message)]
@@ -80,13 +124,16 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
         if node is None:
             node = yamlsrc.compose(text)
         line, col = yamlsrc.locate(node, path)
-        return Problem(rel, line, col, yamlsrc.path_text(path), message)
+        return Problem(rel, line, col, yamlsrc.path_text(path), yamlsrc.clip(message))
 
     if data is None:
         return [Problem(rel, 1, 1, "", "empty file (expected catalog, schema and views)")]
     if not fast_schema("view-file.schema.json").is_valid(data):
         node = yamlsrc.compose(text)
         return schema_problems(schema("view-file.schema.json"), data, node, rel)
+    name_problems = [at(path, message) for path, message in names.problems(data)]
+    if name_problems:
+        return name_problems
 
     problems: list[Problem] = []
     catalog, schema_name = data["catalog"], data["schema"]
@@ -130,6 +177,8 @@ def _load_file(rel: str, text: str, config: Config, decl: Declarations) -> list[
             continue
         decl.views[vid] = spec
         decl.origin[vid] = f"{rel} (views[{i}])"
+        decl.where[vid] = (rel, i)
+        decl.texts[rel] = text
     return problems
 
 

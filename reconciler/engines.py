@@ -6,18 +6,19 @@ process, so closing a workspace releases every connection it opened.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from reconciler.timeouts import sql_connect_args
+
 
 def create_engine(url: str) -> Engine:
-    eng = sa.create_engine(url, future=True)
+    """An engine with connection timeouts (reconciler.timeouts). Creates nothing: the
+    SQLite file and its directory are made by the first write (ensure_tables)."""
+    eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
     if eng.dialect.name == "sqlite":
-        if eng.url.database not in (None, "", ":memory:"):
-            Path(eng.url.database).parent.mkdir(parents=True, exist_ok=True)
 
         @sa.event.listens_for(eng, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:

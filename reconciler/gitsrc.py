@@ -48,8 +48,8 @@ def info(root: Path, ref: str | None = None) -> GitInfo:
     return GitInfo(commit=commit.hexsha, ref=ref_name, author=author)
 
 
-def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
-    """(path relative to root, text) of every view file at `ref`, without a checkout."""
+def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
+    """(path relative to root, content) of every view file at `ref`, without a checkout."""
     repo = _repo(root)
     if repo is None:
         raise UserError(f"--ref {ref}: {root} is not inside a git repository")
@@ -65,7 +65,7 @@ def files_at(root: Path, ref: str) -> list[tuple[str, str]]:
     out = []
     for item in base.traverse():
         if isinstance(item, git.Blob) and str(item.path).endswith((".yaml", ".yml")):
-            out.append((str(item.path)[len(prefix):], item.data_stream.read().decode("utf-8")))
+            out.append((str(item.path)[len(prefix):], bytes(item.data_stream.read())))
     return sorted(out)
 
 

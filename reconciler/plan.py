@@ -18,6 +18,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from reconciler import deps
 from reconciler import sql as vsql
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.gitinfo import GitInfo
@@ -269,6 +270,7 @@ def build_plan(
     if guard is not None:
         plan.errors.append(guard)
 
+    actions = _only_queries(actions, desired, plan)
     ordered, cycle = order_actions(actions, desired)
     if cycle:
         plan.errors.append(PlanError(PlanErrorCode.DEPENDENCY_CYCLE, "views depend on each other in a cycle: "
@@ -276,6 +278,23 @@ def build_plan(
     drop_order, _ = order_actions(live.drops, {a.view: a.before for a in live.drops if a.before is not None})
     plan.actions = ordered + list(reversed(drop_order))
     return plan
+
+
+def _only_queries(actions: list[Action], desired: Mapping[ViewId, ViewSpec], plan: Plan) -> list[Action]:
+    """A view's SQL must be exactly one query in each dialect: `DROP TABLE t` or
+    `SELECT 1; DROP TABLE t` would run as DDL in some engines. Checked for the
+    actions only (a no-op plan parses nothing)."""
+    kept = []
+    for a in actions:
+        spec = desired.get(a.view)
+        bad = [] if spec is None else [(r.dialect, p) for r in spec.representations
+                                       if (p := vsql.query_problem(r.sql, r.dialect))]
+        for dialect, problem in bad:
+            plan.errors.append(PlanError(PlanErrorCode.NOT_A_QUERY,
+                                         f"{a.view}: representations.{dialect}.sql: {problem}", a.view))
+        if not bad:
+            kept.append(a)
+    return kept
 
 
 def _read_only(message: str, adapter: CatalogAdapter) -> str:
@@ -295,62 +314,18 @@ def _drop_changes(spec: ViewSpec) -> list[Change]:
 # -------------------------------------------------------------- dependencies
 def dependencies(view: ViewId, spec: ViewSpec, universe: Iterable[ViewId]) -> set[ViewId]:
     """Views in `universe` that `spec`'s SQL reads (any representation)."""
-    by_key: dict[tuple[str, ...], ViewId] = {}
-    for other in universe:
-        by_key[(other.catalog.lower(), other.schema.lower(), other.name.lower())] = other
-    namespace = ".".join(spec.default_namespace) if spec.default_namespace else view.schema
-    catalog = spec.default_catalog or view.catalog
-    found: set[ViewId] = set()
-    for rep in spec.representations:
-        for parts in vsql.referenced_tables(rep.sql, rep.dialect):
-            lowered = [p.lower() for p in parts]
-            candidates = []
-            if len(lowered) == 1:
-                candidates = [(catalog.lower(), namespace.lower(), lowered[0]),
-                              (view.catalog.lower(), namespace.lower(), lowered[0])]
-            elif len(lowered) == 2:
-                candidates = [(catalog.lower(), lowered[0], lowered[1]),
-                              (view.catalog.lower(), lowered[0], lowered[1])]
-            else:
-                candidates = [(lowered[0], ".".join(lowered[1:-1]), lowered[-1])]
-            for key in candidates:
-                if key in by_key and by_key[key] != view:
-                    found.add(by_key[key])
-                    break
-    return found
+    return deps.dependencies(view, spec, deps.index(universe))
 
 
 def order_actions(
     actions: list[Action], specs: Mapping[ViewId, ViewSpec]
 ) -> tuple[list[Action], list[ViewId] | None]:
-    """Actions in dependency order (a view after the views it reads). Only the
-    SQL of views with actions is parsed, so a no-op plan parses nothing."""
-    if len(actions) < 2:
-        return list(actions), None
+    """Actions in dependency order (a view after the views it reads), and a cycle
+    through any of them (also via declared views without an action, and a view
+    reading itself). Only the SQL of views reachable from an action is parsed, so
+    a no-op plan parses nothing; linear in the views visited."""
     by_view = {a.view: a for a in actions}
-    deps = {v: dependencies(v, specs[v], by_view) if v in specs else set() for v in by_view}
-    ordered: list[Action] = []
-    state: dict[ViewId, int] = {}  # 1 = visiting, 2 = done
-    stack: list[ViewId] = []
-
-    def visit(v: ViewId) -> list[ViewId] | None:
-        if state.get(v) == 2:
-            return None
-        if state.get(v) == 1:
-            return stack[stack.index(v):] + [v]
-        state[v] = 1
-        stack.append(v)
-        for d in sorted(deps[v]):
-            cycle = visit(d)
-            if cycle:
-                return cycle
-        stack.pop()
-        state[v] = 2
-        ordered.append(by_view[v])
-        return None
-
-    for v in sorted(by_view):
-        cycle = visit(v)
-        if cycle:
-            return list(actions), cycle
-    return ordered, None
+    order, cycle = deps.order_views(by_view, specs)
+    if cycle:
+        return list(actions), cycle
+    return [by_view[v] for v in order if v in by_view], None

@@ -46,6 +46,7 @@ class PlanErrorCode(StrEnum):
     OWNED_BY_OTHER = "owned_by_other"  # another project's view holds the name
     MASS_DROP = "mass_drop"  # more drops than policy.max_drop_fraction allows
     DEPENDENCY_CYCLE = "dependency_cycle"  # views read each other in a cycle
+    NOT_A_QUERY = "not_a_query"  # a view's SQL is not exactly one SELECT / WITH / VALUES query
     NOT_PERMITTED = "not_permitted"  # the access policy denies the change (reconciler.access)
     # found by the Spark verifier (reconciler.verify, plan --spark)
     SPARK_VERIFICATION = "spark_verification"  # Spark cannot analyse the view, or its columns disagree

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reconciler.declarations import Declarations
 from reconciler.errors import UserError
 from reconciler.plan import Plan, PlanOptions
 from reconciler.scope import plan_options
@@ -21,14 +22,15 @@ def load(path: Path) -> Plan:
         raise UserError(f"{path}: not a viewsync plan ({e})") from None
 
 
-def verify(ws: Workspace, plan: Plan, path: Path) -> PlanOptions:
+def verify(ws: Workspace, plan: Plan, path: Path, decl: Declarations | None = None) -> PlanOptions:
     """The options the saved plan was made with; raises UserError when it is for another
     project or the declarations it covers changed since. (Live catalog changes are
     checked by apply, under its lock.)"""
     if plan.project != ws.config.project:
         raise UserError(f"{path}: plan is for project {plan.project!r}, not {ws.config.project!r}")
     opts = plan_options(ws.config, plan.scope)
-    if ws.declarations_digest(ws.declarations(), opts) != plan.declarations_digest:
+    decl = ws.declarations() if decl is None else decl
+    if ws.declarations_digest(decl, opts) != plan.declarations_digest:
         raise UserError(f"stale plan: the declarations changed since {path} was made; nothing was "
                         "applied. Run `viewsync plan` again")
     return opts

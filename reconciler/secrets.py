@@ -2,22 +2,35 @@
 from the environment (`Config.secrets`), is masked wherever text leaves us.
 
 The set of secrets is passed in explicitly: nothing is registered process-wide.
+`redact` is the one function all output goes through. It is linear in the text
+(one regex pass per pattern; no pattern can backtrack over a long run) and
+case-insensitive (a host name comes back lower-cased from a resolver or driver).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
-_URL_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<user>[^:/@\s]*):(?P<pw>[^@/\s]+)@")
+# user:password@ after a scheme. The scheme must start a word and every part is
+# bounded, so a 1 MB run of letters costs one scan, not one scan per position.
+_URL_PASSWORD = re.compile(
+    r"(?<![a-zA-Z0-9+.\-])(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://)"
+    r"(?P<user>[^:/@\s]{0,256}):(?P<pw>[^@/\s]{1,1024})@")
 MASK = "***"
 # Very short values would mask ordinary words; they are not credentials anyway.
 MIN_SECRET_LENGTH = 4
 
 
+@lru_cache(maxsize=64)
+def _pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    # Longest first, so a secret that contains another is masked whole.
+    values = sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True)
+    return re.compile("|".join(re.escape(v) for v in values), re.IGNORECASE) if values else None
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _URL_PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{MASK}@", text)
-    for value in sorted((s for s in set(secrets) if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True):
-        if value in text:
-            text = text.replace(value, MASK)
-    return text
+    pattern = _pattern(secrets if isinstance(secrets, frozenset) else frozenset(secrets))
+    return pattern.sub(MASK, text) if pattern is not None else text

@@ -16,6 +16,10 @@ _DIALECTS: dict[str, str | None] = {
 }
 
 
+def known_dialects() -> frozenset[str]:
+    return frozenset(_DIALECTS)
+
+
 def sqlglot_dialect(dialect: str) -> str | None:
     return _DIALECTS.get(dialect)
 
@@ -71,4 +75,27 @@ def parse_error(sql: str, dialect: str) -> str | None:
         return f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}"
     except sqlglot.errors.TokenError as err:
         return str(err)
+    return None
+
+
+def query_problem(sql: str, dialect: str) -> str | None:
+    """Why `sql` is not exactly one query (SELECT / WITH / VALUES / set operation), or
+    None. SQL that sqlglot cannot parse, or a dialect it does not know, is not judged
+    here (validate warns about it)."""
+    import sqlglot
+    from sqlglot import exp
+
+    if dialect not in _DIALECTS:
+        return None
+    try:
+        parsed = [s for s in sqlglot.parse(sql, read=sqlglot_dialect(dialect)) if s is not None]
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+        return None
+    if len(parsed) != 1:
+        return f"a view is exactly one query; this SQL holds {len(parsed)} statements"
+    tree = parsed[0]
+    if not isinstance(tree, (exp.Query, exp.Values)):
+        kind = tree.key.upper() if isinstance(tree, (exp.Drop, exp.Insert, exp.Create, exp.Delete, exp.Update,
+                                                      exp.Command, exp.Alter)) else "not a query"
+        return f"a view is one SELECT, WITH or VALUES query; this SQL is {kind}"
     return None

@@ -8,6 +8,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import ensure_tables
+from reconciler.adapters.managed import ensure_tables, has_tables
 from reconciler.engines import create_engine
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
@@ -92,6 +93,10 @@ locks = sa.Table(
 )
 
 
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
@@ -105,27 +110,52 @@ class LockHeld(UserError):
     pass
 
 
+VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """A version row to write: one per applied change."""
+
+    run_id: str
+    view: ViewId
+    action: str
+    spec: dict[str, Any] | None
+    digest: str | None
+    changes: list[dict[str, Any]]
+    actor: str
+    git_commit: str | None
+
+
 class StateStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
+        """create=False opens the store for reading only: nothing is created (no
+        SQLite file, no tables) and an absent store reads as empty."""
         self.url = url
         try:
             self.engine = create_engine(url)
-            ensure_tables(metadata, self.engine)
-        except SQLAlchemyError as err:
-            raise UserError(f"cannot open the state store: {redact(str(err))}") from None
+            if create:
+                ensure_tables(metadata, self.engine)
+                self.ready = True
+            else:
+                self.ready = has_tables(metadata, self.engine)
+        except (SQLAlchemyError, OSError) as err:
+            detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
+            raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None
 
     def close(self) -> None:
         self.engine.dispose()
 
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
-                  plan_digest: str | None, declarations_digest: str | None) -> str:
-        run_id = str(uuid.uuid4())
+                  plan_digest: str | None, declarations_digest: str | None, run_id: str | None = None,
+                  outcome: str = "running") -> str:
+        run_id = run_id or new_run_id()
         with self.engine.begin() as conn:
             conn.execute(runs.insert().values(
                 run_id=run_id, project=project, command=command, actor=actor, started_at=now(),
                 git_commit=git.commit, git_ref=git.ref, git_author=git.author, plan_digest=plan_digest,
-                declarations_digest=declarations_digest, outcome="running"))
+                declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
     def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
@@ -156,11 +186,27 @@ class StateStore:
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
                      also: Callable[[Connection], None] | None = None) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(audit.update().where(audit.c.id == audit_id).values(
-                outcome=outcome, error=redact(error) if error else None))
-            if also is not None:
-                also(conn)
+        self.finish_action(audit_id, outcome, error, also=also)
+
+    def finish_action(self, audit_id: int, outcome: str, error: str | None = None,
+                      version: VersionRecord | None = None,
+                      also: Callable[[Connection], None] | None = None) -> int | None:
+        """The per-view state transaction, after the catalog call: the audit outcome,
+        for an applied change its version row, and `also` (the event outbox) commit
+        together, so a kill leaves either a 'pending' row (repaired by the next run)
+        or all of them. Returns the version number written, if any."""
+        for _ in range(5):
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(audit.update().where(audit.c.id == audit_id).values(
+                        outcome=outcome, error=redact(error) if error else None))
+                    number = self._insert_version(conn, version) if version is not None else None
+                    if also is not None:
+                        also(conn)
+                    return number
+            except IntegrityError:
+                continue  # another writer took this version number; read again
+        raise UserError(f"could not record a version for {version.view if version else audit_id}")
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -174,6 +220,8 @@ class StateStore:
             q = q.where(audit.c.run_id.like(run_id + "%"))
         if limit:
             q = q.limit(limit)
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -181,27 +229,56 @@ class StateStore:
     def record_version(self, run_id: str, view: ViewId, action: str, spec: dict[str, Any] | None,
                        digest: str | None, changes: list[dict[str, Any]], actor: str,
                        git_commit: str | None) -> int:
+        record = VersionRecord(run_id, view, action, spec, digest, changes, actor, git_commit)
         for _ in range(5):
             try:
                 with self.engine.begin() as conn:
-                    last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
-                        versions.c.catalog == view.catalog, versions.c.schema_name == view.schema,
-                        versions.c.view_name == view.name)).scalar()
-                    number = int(last or 0) + 1
-                    conn.execute(versions.insert().values(
-                        catalog=view.catalog, schema_name=view.schema, view_name=view.name, version=number,
-                        action=action, spec=json.dumps(spec, sort_keys=True) if spec is not None else None,
-                        digest=digest, changes=json.dumps(changes, sort_keys=True), at=now(), actor=actor,
-                        git_commit=git_commit, run_id=run_id))
-                return number
+                    return self._insert_version(conn, record)
             except IntegrityError:
                 continue  # another writer took this number; read again
         raise UserError(f"could not record a version for {view}")
+
+    @staticmethod
+    def _insert_version(conn: sa.Connection, v: VersionRecord) -> int:
+        last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
+            versions.c.catalog == v.view.catalog, versions.c.schema_name == v.view.schema,
+            versions.c.view_name == v.view.name)).scalar()
+        number = int(last or 0) + 1
+        conn.execute(versions.insert().values(
+            catalog=v.view.catalog, schema_name=v.view.schema, view_name=v.view.name, version=number,
+            action=v.action, spec=json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
+            digest=v.digest, changes=json.dumps(v.changes, sort_keys=True), at=now(), actor=v.actor,
+            git_commit=v.git_commit, run_id=v.run_id))
+        return number
+
+    # ---------------------------------------------------------------- repair
+    def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
+        """Apply runs still marked running. Called under the apply lock, which every
+        running apply holds: they are dead."""
+        q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
+                                   runs.c.outcome == "running", runs.c.run_id != current)
+             .order_by(runs.c.started_at))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
+
+    def unfinished_actions(self, run_id: str) -> list[dict[str, Any]]:
+        """Audit rows of a run left pending, and applied rows without their version row."""
+        has_version = sa.exists().where(
+            versions.c.run_id == audit.c.run_id, versions.c.catalog == audit.c.catalog,
+            versions.c.schema_name == audit.c.schema_name, versions.c.view_name == audit.c.view_name)
+        view_action = audit.c.action.in_(VIEW_ACTIONS)  # other rows (schema owners) have no version rows
+        q = (sa.select(audit).where(audit.c.run_id == run_id, sa.or_(
+            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", view_action, ~has_version)))
+            .order_by(audit.c.seq))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]
 
     def versions_of(self, view: ViewId) -> list[dict[str, Any]]:
         q = (sa.select(versions).where(versions.c.catalog == view.catalog,
                                        versions.c.schema_name == view.schema,
                                        versions.c.view_name == view.name).order_by(versions.c.version))
+        if not self.ready:
+            return []
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
 
@@ -214,6 +291,8 @@ class StateStore:
         q = sa.select(versions).join(sub, sa.and_(
             versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
             versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+        if not self.ready:
+            return {}
         with self.engine.connect() as conn:
             return {ViewId(r.catalog, r.schema_name, r.view_name): dict(r._mapping) for r in conn.execute(q)}
 
@@ -243,6 +322,8 @@ class StateStore:
             time.sleep(0.2)
 
     def lock_info(self, name: str) -> dict[str, Any] | None:
+        if not self.ready:
+            return None
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(locks).where(locks.c.name == name)).first()
         return dict(row._mapping) if row else None
@@ -252,5 +333,7 @@ class StateStore:
             conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == run_id))
 
     def force_unlock(self, run_id: str) -> int:
+        if not self.ready:
+            return 0
         with self.engine.begin() as conn:
             return int(conn.execute(locks.delete().where(locks.c.run_id == run_id)).rowcount)

@@ -83,10 +83,28 @@ def _tokens(text: str) -> list[str]:
     return [t for t in out if t]
 
 
+MAX_DEPTH = 64  # engines stop far earlier; every parser and renderer here stays well inside the stack
+
+
+def _check_depth(toks: list[str], text: str) -> None:
+    """Bound nesting before any recursive descent: a type 1,200 levels deep is an
+    error message, not a RecursionError."""
+    depth = 0
+    for tok in toks:
+        if tok in ("<", "(", "["):
+            depth += 1
+            if depth > MAX_DEPTH:
+                shown = text if len(text) <= 60 else text[:57] + "..."
+                raise TypeError_(f"invalid type {shown!r}: nested deeper than {MAX_DEPTH} levels")
+        elif tok in (">", ")", "]"):
+            depth -= 1
+
+
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
+        _check_depth(self.toks, text)
         self.i = 0
 
     def peek(self, ahead: int = 0) -> str:

@@ -74,10 +74,13 @@ class Workspace:
     def catalog_calls(self) -> int:
         return sum(a.calls for a in self._adapters.values())
 
-    def state(self) -> StateStore:
-        """The state store (opened on first use, closed with the workspace)."""
-        if self._state is None:
-            self._state = StateStore(self.config.state_url)
+    def state(self, create: bool = True) -> StateStore:
+        """The state store, opened once. Readers pass create=False: an absent store
+        reads as empty and nothing is created (plan, drift, history, audit write nothing)."""
+        if self._state is None or (create and not self._state.ready):
+            if self._state is not None:
+                self._state.close()
+            self._state = StateStore(self.config.state_url, create=create)
         return self._state
 
     def close(self) -> None:
@@ -90,7 +93,7 @@ class Workspace:
             self._state = None
 
     # ---------------------------------------------------------- declarations
-    def declarations(self, files: list[tuple[str, str]] | None = None) -> decl_mod.Declarations:
+    def declarations(self, files: decl_mod.Files | None = None) -> decl_mod.Declarations:
         with bulk_objects():
             return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
 

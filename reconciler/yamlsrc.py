@@ -1,9 +1,14 @@
 """YAML loading with positions: a fast load (yaml-rs, YAML 1.2, duplicate keys
 rejected), and PyYAML node positions for error messages (file:line:col of any
-field path), composed only when a file has a problem."""
+field path), composed only when a file has a problem.
+
+Hostile input is bounded before any parser sees it: size, control characters,
+nesting depth, alias expansion and the number of documents. Both parsers
+recurse (one segfaults on deep nesting), so every check here is iterative."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -14,13 +19,33 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Path_ = tuple[str | int, ...]
 
+MAX_BYTES = 8 * 1024 * 1024  # a view file is a few KB; this is a typo or an attack
+MAX_DEPTH = 32  # a view file nests 6 levels
+MAX_ALIAS_NODES = 10_000  # nodes that aliases may add (a 400-byte alias bomb adds 10^9)
+BOM = "\ufeff"
+# Raw C0/C1 controls (tab, LF and CR are YAML whitespace) and non-characters. A NUL
+# silently ends the fast parser's input. NEL, LS and PS are line breaks in YAML 1.1
+# (PyYAML, which locates errors) and ordinary characters in YAML 1.2 (yaml-rs): the
+# two parsers would read different documents, so they must be escaped in quotes.
+_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+# Block nesting needs >= 1 column per 2 levels, so lines indented less than this nest
+# < 520 levels, which yaml-rs survives (30,000 crash it); deeper ones get the event scan.
+_DEEP_INDENT = re.compile(r"^[ \t?:-]{256}", re.M)
+_DOC_MARK = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)", re.M)
+MAX_MESSAGE = 240
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """One error line never echoes a whole hostile input back."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class YamlSyntaxError(Exception):
     def __init__(self, line: int, column: int, message: str, field: str = "") -> None:
         super().__init__(message)
         self.line = line
         self.column = column
-        self.message = message
+        self.message = clip(message)
         self.field = field
 
 
@@ -31,11 +56,131 @@ def _syntax(err: yaml.YAMLError) -> YamlSyntaxError:
     return YamlSyntaxError(line, col, f"invalid YAML: {problem}")
 
 
-def load(text: str) -> Any:
+def _position(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text of a file; anything else is a located error."""
     try:
-        return yaml_rs.loads(text, parse_datetime=False)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        good = data[: err.start].decode("utf-8", errors="replace")
+        line, col = _position(good, len(good))
+        raise YamlSyntaxError(line, col, f"not UTF-8 text (byte 0x{data[err.start]:02x}); save the file "
+                              "as UTF-8") from None
+    return text  # load() and compose() drop a leading BOM
+
+
+def _precheck(text: str) -> None:
+    if len(text) > MAX_BYTES:
+        raise YamlSyntaxError(1, 1, f"file too large ({len(text)} characters, at most {MAX_BYTES})")
+    bad = _BAD_CHAR.search(text)
+    if bad is not None:
+        raise YamlSyntaxError(*_position(text, bad.start()),
+                              f"control character U+{ord(bad.group()):04X} in the file (write it as an escape "
+                              "in a double-quoted string)")
+    if "&" in text or _DEEP_INDENT.search(text) or _DOC_MARK.search(text):
+        scan(text)
+
+
+def scan(text: str) -> None:
+    """Walk the parser's events (libyaml is iterative): depth, alias expansion and
+    document count stay within bounds, else a located error."""
+    depth = 0
+    docs = 0
+    open_: list[list[Any]] = [[0, None]]  # per open collection: expanded node count, its anchor
+    anchors: dict[str, int] = {}
+    replayed = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            mark = event.start_mark
+            where = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            if isinstance(event, yaml.DocumentStartEvent):
+                docs += 1
+                if docs > 1:
+                    raise YamlSyntaxError(*where, "more than one YAML document in the file (remove the '---')")
+            elif isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlSyntaxError(*where, f"nested deeper than {MAX_DEPTH} levels")
+                open_.append([1, event.anchor])
+                if event.anchor:
+                    anchors[event.anchor] = -1  # an alias inside its own anchor is recursive
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+                size, anchor = open_.pop()
+                open_[-1][0] += size
+                if anchor:
+                    anchors[anchor] = size
+            elif isinstance(event, yaml.ScalarEvent):
+                open_[-1][0] += 1
+                if event.anchor:
+                    anchors[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                size = anchors.get(event.anchor or "", 1)
+                if size < 0:
+                    raise YamlSyntaxError(*where, "recursive alias")
+                replayed += size
+                if replayed > MAX_ALIAS_NODES:
+                    raise YamlSyntaxError(*where, f"aliases expand to more than {MAX_ALIAS_NODES} nodes")
+                open_[-1][0] += size
+    except yaml.YAMLError as err:
+        raise _syntax(err) from None
+
+
+def load(text: str) -> Any:
+    text = text[1:] if text.startswith(BOM) else text
+    _precheck(text)
+    try:
+        data = yaml_rs.loads(text, parse_datetime=False)
     except yaml_rs.YAMLDecodeError as err:
         raise _locate_failure(text, str(err)) from None
+    problem = check_data(data)
+    if problem is not None:
+        path, message = problem
+        line, col = locate(compose(text), path)
+        raise YamlSyntaxError(line, col, message, path_text(path))
+    return data
+
+
+def check_data(data: Any) -> tuple[Path_, str] | None:
+    """Only string keys, finite numbers and bounded depth: what JSON Schema and
+    pydantic can take without ambiguity. Iterative; paths built only on failure."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return _find(data)
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    return _find(data)
+                stack.append((value, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((item, depth + 1) for item in node)
+        elif isinstance(node, float) and not math.isfinite(node):
+            return _find(data)
+    return None
+
+
+def _find(data: Any) -> tuple[Path_, str]:
+    stack: list[tuple[Any, Path_]] = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return path[:MAX_DEPTH], f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    return path, f"keys must be strings (found {clip(repr(key), 60)})"
+                stack.append((value, (*path, key)))
+        elif isinstance(node, list):
+            stack.extend((item, (*path, i)) for i, item in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            return path, f"{node} is not a number viewsync accepts"
+    return (), "invalid value"
 
 
 def _locate_failure(text: str, message: str) -> YamlSyntaxError:
@@ -52,27 +197,36 @@ def _locate_failure(text: str, message: str) -> YamlSyntaxError:
 
 
 def compose(text: str) -> yaml.Node | None:
+    text = text[1:] if text.startswith(BOM) else text
+    scan(text)  # the composer recurses: bound the depth first
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as err:
         raise _syntax(err) from None
 
 
-def duplicate_keys(node: yaml.Node | None, path: Path_ = ()) -> list[tuple[Path_, int, int]]:
-    """Keys that appear twice in one mapping: YAML allows it silently, we do not."""
+def duplicate_keys(root: yaml.Node | None) -> list[tuple[Path_, int, int]]:
+    """Keys that appear twice in one mapping: YAML allows it silently, we do not.
+    Each node is visited once (an alias is the same node: not walked again)."""
     found: list[tuple[Path_, int, int]] = []
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            name = str(key.value)
-            if name in seen:
-                found.append((path + (name,), key.start_mark.line + 1, key.start_mark.column + 1))
-            seen.add(name)
-            found.extend(duplicate_keys(value, path + (name,)))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            found.extend(duplicate_keys(item, path + (i,)))
-    return found
+    seen_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node | None, Path_]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is None or id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in node.value:
+                name = str(key.value)
+                if name in seen:
+                    found.append(((*path, name), key.start_mark.line + 1, key.start_mark.column + 1))
+                seen.add(name)
+                stack.append((value, (*path, name)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, i)) for i, item in enumerate(node.value))
+    return sorted(found, key=lambda f: (f[1], f[2]))
 
 
 def locate(root: yaml.Node | None, path: Path_, key_of_last: bool = False) -> tuple[int, int]:
@@ -104,5 +258,5 @@ def path_text(path: Path_) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + part
+            out += ("." if out else "") + clip(str(part), 80)
     return out

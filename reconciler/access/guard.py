@@ -128,7 +128,9 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
            found: list[tuple[Subject, Denial]]) -> NotPermitted:
     """Record a refused apply: a run with outcome 'refused' and one audit row per action
     ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
-    run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest)
+    # Never marked running: a running apply is one that holds the lock (reconciler.repair).
+    run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
+                             outcome="refused")
     reasons: dict[int, list[str]] = {}
     general = [d.message for a, d in found if a is None]
     for subject, d in found:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -59,8 +60,29 @@ view_version_info = sa.Table(
     sa.UniqueConstraint("view_id", "version", name="uk_view_version"),
 )
 
+def _sqlite_file(engine: Engine) -> Path | None:
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        return Path(engine.url.database)
+    return None
+
+
+def has_tables(meta: sa.MetaData, engine: Engine) -> bool:
+    """Whether the store holds these tables, without creating anything (not even
+    the SQLite file): read-only commands read an absent store as empty."""
+    path = _sqlite_file(engine)
+    if path is not None and not path.exists():
+        return False
+    with engine.connect() as conn:
+        present = set(sa.inspect(conn).get_table_names())
+    return all(t.name in present for t in meta.sorted_tables)
+
+
 def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
-    """create_all that survives another process creating the same tables at the same moment."""
+    """create_all that survives another process creating the same tables at the same moment.
+    Called by writers only: plan and the other read-only commands create nothing."""
+    path = _sqlite_file(engine)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(5):
         try:
             meta.create_all(engine)
@@ -106,9 +128,18 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         try:
             self.engine = create_engine(url)
-            ensure_tables(metadata, self.engine)
+            self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
         except SQLAlchemyError as err:
             raise self.fail("cannot open the managed store", err) from None
+
+    def _writable(self) -> None:
+        """Tables are created by the first write, never by a read (plan is read-only)."""
+        if not self._tables:
+            try:
+                ensure_tables(metadata, self.engine)
+            except (SQLAlchemyError, OSError) as err:
+                raise self.fail("cannot create the managed store", err) from None
+            self._tables = True
 
     @property
     def capabilities(self) -> Capabilities:
@@ -125,6 +156,10 @@ class ManagedAdapter(CatalogAdapter):
         """Rows of one read query; a store failure is an AdapterError naming the catalog."""
         self.count_call()
         try:
+            if not self._tables:  # another writer may have created them since
+                self._tables = has_tables(metadata, self.engine)
+            if not self._tables:  # nothing written yet: an empty store, and nothing is created
+                return []
             with self.engine.connect() as conn:
                 return list(conn.execute(query).all())
         except SQLAlchemyError as err:
@@ -197,6 +232,7 @@ class ManagedAdapter(CatalogAdapter):
         }
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         try:
             with self.engine.begin() as conn:
@@ -221,6 +257,7 @@ class ManagedAdapter(CatalogAdapter):
         return handle.view_id
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         view_id = self._view_id(live)
         expected = int(live.native_version or 0)
@@ -246,6 +283,7 @@ class ManagedAdapter(CatalogAdapter):
             raise self.error(f"managed store error updating {live.id}: {err}") from None
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        self._writable()
         m = view_meta
         view_id = self._view_id(live)
         now = _now_ms()

@@ -25,7 +25,10 @@ Printer = Callable[[str], None]
 
 
 def _files(ws: Workspace, ref: str | None) -> list[tuple[str, str]] | None:
-    return gitsrc.files_at(ws.root, ref) if ref else None
+    if not ref:
+        return None
+    # files_at gives bytes (decoding is the loader's job); these were loaded already
+    return [(path, data.decode("utf-8", "replace")) for path, data in gitsrc.files_at(ws.root, ref)]
 
 
 def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: bool, out: Printer,

@@ -36,6 +36,7 @@ from reconciler.adapters.jdbc.dialects import DATABASES, Database, RawView
 from reconciler.adapters.jdbc.types import canonical_type, infer_missing
 from reconciler.adapters.options import CatalogOptions
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec
+from reconciler.timeouts import sql_connect_args
 
 READ_ONLY_MESSAGE = (
     "JDBC catalogs are read-only in viewsync; views can be managed in catalogs of type "
@@ -121,7 +122,8 @@ class JdbcAdapter(CatalogAdapter):
         with self._engine_lock:  # fetch runs in several threads; one engine (and pool) for all
             if self._engine is None:
                 try:
-                    engine = sa.create_engine(self.db.read_only_url(self._url), pool_pre_ping=True)
+                    engine = sa.create_engine(self.db.read_only_url(self._url), pool_pre_ping=True,
+                                              connect_args=sql_connect_args(self._url))
                 except (sa.exc.SQLAlchemyError, ImportError) as exc:  # ImportError: no driver installed
                     raise self._error("cannot open the database", exc) from None
                 sa.event.listen(engine, "connect", _read_only_session(self.db))

@@ -1,0 +1,37 @@
+"""Offline checks on loaded declarations that need the SQL: each view is exactly
+one query, and views do not read each other in a cycle. `validate` runs them on
+every view; plan runs the same checks on the views it would change."""
+
+from __future__ import annotations
+
+from reconciler import deps
+from reconciler import sql as vsql
+from reconciler.declarations import Declarations
+from reconciler.errors import Problem
+from reconciler.model import ViewId
+
+
+def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
+    """(errors, warnings) for every declared view."""
+    errors: list[Problem] = []
+    warnings: list[str] = []
+    for vid in sorted(decl.views, key=ViewId.key):
+        for j, rep in enumerate(decl.views[vid].representations):
+            if rep.dialect in vsql.known_dialects():
+                problem = vsql.parse_error(rep.sql, rep.dialect)
+                if problem:
+                    warnings.append(f"{decl.origin[vid]}: {vid} representations.{rep.dialect}: sqlglot cannot "
+                                    f"parse the SQL ({problem})")
+                    continue
+            not_query = vsql.query_problem(rep.sql, rep.dialect)
+            if not_query:
+                errors.append(_problem(decl, vid, j, not_query))
+    cycle = deps.find_cycle(decl.views)
+    if cycle:
+        message = "views depend on each other in a cycle: " + " -> ".join(str(v) for v in cycle)
+        errors.append(decl.problem(cycle[0], ("representations",), message))
+    return errors, warnings
+
+
+def _problem(decl: Declarations, vid: ViewId, j: int, message: str) -> Problem:
+    return decl.problem(vid, ("representations", j, "sql"), message)

@@ -1,0 +1,65 @@
+"""Every SQL connection has a timeout: a state store, managed store or JDBC
+catalog that is closed, accepts and hangs, trickles bytes or sends garbage
+fails within its timeout + 5 s, with one line naming what failed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.misbehaving import misbehaving
+
+TIMEOUT = 2
+VIEW = "catalog: local\nschema: s\nviews:\n  - name: v\n    representations:\n      - {dialect: spark, sql: SELECT 1}\n"
+
+
+def _repo(tmp_path: Path, state: str, catalog: str) -> Path:
+    (tmp_path / "views/local").mkdir(parents=True)
+    (tmp_path / "views/local/s.yaml").write_text(VIEW)
+    (tmp_path / "viewsync.yaml").write_text(f"version: 1\nproject: p\nstate: '{state}'\n"
+                                            f"catalogs:\n  local: {catalog}\n")
+    return tmp_path
+
+
+def _one_line_within(repo: Path, *args: str) -> str:
+    start = time.monotonic()
+    res = run_cli(repo, *args)
+    elapsed = time.monotonic() - start
+    assert res.code == 1, res.text
+    assert elapsed < TIMEOUT + 5, elapsed
+    lines = [ln for ln in res.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), res.err
+    assert "Error: unexpected" not in res.err
+    return lines[0]
+
+
+SQL_MODES = ("closed", "hang", "trickle", "garbage")
+
+
+@pytest.mark.parametrize("mode", SQL_MODES)
+def test_state_store_postgres(tmp_path: Path, mode: str) -> None:
+    with misbehaving(mode) as port:
+        url = f"postgresql+psycopg://u@127.0.0.1:{port}/db?connect_timeout={TIMEOUT}"
+        repo = _repo(tmp_path, url, "{type: managed, url: 'sqlite:///.viewsync/c.db'}")
+        assert "state store" in _one_line_within(repo, "apply", "--auto-approve", "--allow-dirty")
+
+
+@pytest.mark.parametrize("mode", SQL_MODES)
+def test_managed_store_postgres(tmp_path: Path, mode: str) -> None:
+    with misbehaving(mode) as port:
+        url = f"postgresql+psycopg://u@127.0.0.1:{port}/db?connect_timeout={TIMEOUT}"
+        repo = _repo(tmp_path, "sqlite:///.viewsync/s.db", f"{{type: managed, url: '{url}'}}")
+        assert "'local'" in _one_line_within(repo, "plan")
+
+
+@pytest.mark.parametrize("mode", SQL_MODES)
+@pytest.mark.parametrize("kind", ["postgresql+psycopg", "mysql+pymysql"])
+def test_jdbc_catalog(tmp_path: Path, mode: str, kind: str) -> None:
+    with misbehaving(mode) as port:
+        query = f"connect_timeout={TIMEOUT}" + (f"&read_timeout={TIMEOUT}" if kind.startswith("mysql") else "")
+        url = f"{kind}://u@127.0.0.1:{port}/db?{query}"
+        repo = _repo(tmp_path, "sqlite:///.viewsync/s.db", f"{{type: jdbc, url: '{url}'}}")
+        assert "local" in _one_line_within(repo, "plan")
