@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reconciler.errors import UserError, ValidationFailed, ViewsyncError
-from reconciler.output import OutputFormat
+from reconciler.output import EventsFormat, LineageFormat, OutputFormat
 from reconciler.secrets import redact
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
@@ -418,7 +418,7 @@ def events(
     pending: Annotated[bool, typer.Option("--pending", help="Only events some sink has not received.")] = False,
     since: Annotated[str | None, typer.Option(help="ISO time or duration (7d, 12h).")] = None,
     run: Annotated[str | None, typer.Option(help="Run id (prefix).")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json")] = "text",
+    fmt: Annotated[EventsFormat, typer.Option("--format", "-f", help="Output format.")] = EventsFormat.TEXT,
 ) -> None:
     """List events from the outbox with each sink's delivery state."""
     from reconciler import history as history_mod
@@ -427,12 +427,10 @@ def events(
 
     if ctx.invoked_subcommand:
         return
-    if fmt not in ("text", "json"):
-        raise UserError(f"--format {fmt!r}: expected text or json")
     engine = _open(ctx).state().engine
     outbox.ensure(engine)
     rows = outbox.listing(engine, pending, history_mod.parse_since(since), run)
-    out(ctx, event_cmds.events_json(rows) if fmt == "json" else event_cmds.events_text(rows))
+    out(ctx, event_cmds.events_json(rows) if fmt is EventsFormat.JSON else event_cmds.events_text(rows))
 
 
 @events_app.command("deliver")
@@ -451,23 +449,21 @@ def events_deliver(ctx: typer.Context) -> None:
 def lineage(
     ctx: typer.Context,
     view: Annotated[str, typer.Argument(help="catalog.schema.view")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text | json | dot")] = "text",
+    fmt: Annotated[LineageFormat, typer.Option("--format", "-f", help="Output format.")] = LineageFormat.TEXT,
     ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
 ) -> None:
     """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted)."""
     from reconciler.events import commands as event_cmds
 
-    if fmt not in ("text", "json", "dot"):
-        raise UserError(f"--format {fmt!r}: expected text, json or dot")
     decl = _declarations(_open(ctx), ref)
     vid = _parse_view(view)
     if vid not in decl.views:
         raise UserError(f"{vid}: not declared")
     lin = event_cmds.declared_lineage(decl.views, vid)
-    if fmt == "json":
+    if fmt is LineageFormat.JSON:
         out(ctx, json.dumps(lin.to_json(), indent=2) + "\n")
     else:
-        out(ctx, event_cmds.lineage_dot(lin) if fmt == "dot" else event_cmds.lineage_text(lin))
+        out(ctx, event_cmds.lineage_dot(lin) if fmt is LineageFormat.DOT else event_cmds.lineage_text(lin))
 
 
 @app.command("import")

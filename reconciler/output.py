@@ -9,3 +9,18 @@ class OutputFormat(StrEnum):
     TEXT = "text"  # for people, in a terminal (Terraform-like)
     MARKDOWN = "markdown"  # for a pull-request comment
     JSON = "json"  # for tools
+
+
+class EventsFormat(StrEnum):
+    """`viewsync events`: a listing, no pull-request comment."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+class LineageFormat(StrEnum):
+    """`viewsync lineage`: adds Graphviz."""
+
+    TEXT = "text"
+    JSON = "json"
+    DOT = "dot"

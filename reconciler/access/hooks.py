@@ -77,7 +77,11 @@ def check_apply(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config
     if found:
         from reconciler.state import StateStore  # only a refusal writes to the store
 
-        raise guard.refuse(StateStore(state_url), plan, audit_actor, git, found)
+        state = StateStore(state_url)
+        try:
+            raise guard.refuse(state, plan, audit_actor, git, found)
+        finally:
+            state.close()
 
 
 def codeowners_text(root: Path, config_path: Path, files: list[str]) -> str | None:

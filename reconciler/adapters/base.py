@@ -308,15 +308,19 @@ class CatalogAdapter(ABC):
         a view that is already gone is not an error, so a re-run converges."""
         raise self.error(self.read_only_message(live.id))
 
-    # Schema owners (reconciler.schema_owners): only catalogs that keep one implement these.
+    # Schema owners (reconciler.schema_owners): only catalogs that keep one (KEEPS_SCHEMA_OWNER)
+    # implement these; callers check the capability first, so the default is a plain AdapterError.
     KEEPS_SCHEMA_OWNER: ClassVar[bool] = False
 
     def read_schema_owner(self, schema: str) -> str | None:
         """The schema's owner (None: none set); LookupError if the schema does not exist."""
-        raise NotImplementedError(f"{self.kind} catalogs keep no schema owner")
+        raise self.error(self._no_schema_owner(schema))
 
     def write_schema_owner(self, schema: str, owner: str) -> None:
-        raise NotImplementedError(f"{self.kind} catalogs keep no schema owner")
+        raise self.error(self._no_schema_owner(schema))
+
+    def _no_schema_owner(self, schema: str) -> str:
+        return f"catalog {self.name!r}, schema {schema}: {self.kind} catalogs keep no schema owner"
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         """The catalog's own versions of `view`, oldest first; [] when it keeps none."""

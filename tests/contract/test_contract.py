@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.adapters import REGISTRY, AdapterError
+from reconciler.adapters import REGISTRY, AdapterError, adapter_class
 from reconciler.adapters.base import ConflictError, Marker, SchemaSnapshot, WriteContext
 from reconciler.model import Column, Representation, ViewId, ViewSpec
 from reconciler.plan import PlanOptions, build_plan
@@ -138,3 +138,18 @@ def test_read_only_catalogs_read_and_refuse_writes(read_only: Backend) -> None:
         with pytest.raises(AdapterError, match="read-only") as err:
             write()
         assert a.READ_ONLY_MESSAGE in str(err.value)
+
+
+@pytest.fixture(params=[f for kind, fs in CATALOGS.items() if not adapter_class(kind).KEEPS_SCHEMA_OWNER
+                        for f in fs])
+def ownerless(request: pytest.FixtureRequest) -> Backend:
+    b: Backend = request.getfixturevalue(request.param)
+    return b
+
+
+def test_catalogs_without_schema_owners_say_so_with_an_adapter_error(ownerless: Backend) -> None:
+    a = ownerless.adapter
+    for call in (lambda: a.read_schema_owner(ownerless.schema), lambda: a.write_schema_owner(ownerless.schema, "x")):
+        with pytest.raises(AdapterError, match="keep no schema owner") as err:
+            call()
+        assert repr(a.name) in str(err.value)

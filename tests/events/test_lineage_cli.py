@@ -25,7 +25,7 @@ def test_lineage_command_formats(sample_repo: Path) -> None:
     missing = run_cli(sample_repo, "lineage", "local.sales.nope")
     assert missing.code == 1 and "local.sales.nope: not declared" in missing.err
     bad = run_cli(sample_repo, "lineage", "local.sales.refunds", "--format", "svg")
-    assert bad.code == 1 and "expected text, json or dot" in bad.err
+    assert bad.code == 1 and "'svg' is not one of 'text', 'json', 'dot'" in bad.err
 
 
 def test_markdown_plan_shows_the_lineage_change(sample_repo: Path) -> None:
