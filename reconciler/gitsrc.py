@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import git
 
 
-def _repo(root: Path) -> git.Repo | None:
+def open_repo(root: Path) -> git.Repo | None:
+    """The git repository holding `root`, or None outside one (GitPython loads here, on first use)."""
     import git
 
     try:
@@ -29,7 +30,7 @@ def _repo(root: Path) -> git.Repo | None:
         return None
 
 
-def _prefix(repo: git.Repo, root: Path) -> str:
+def repo_prefix(repo: git.Repo, root: Path) -> str:
     """Path of `root` inside the repository ('' at the top)."""
     top = Path(repo.working_tree_dir or root).resolve()
     rel = root.resolve().relative_to(top).as_posix()
@@ -68,14 +69,14 @@ def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
     """(path relative to root, content) of every view file at `ref`, without a checkout."""
     import git
 
-    repo = _repo(root)
+    repo = open_repo(root)
     if repo is None:
         raise UserError(f"--ref {ref}: {root} is not inside a git repository")
     try:
         tree = repo.commit(ref).tree
     except (git.BadName, ValueError, git.GitCommandError):
         raise UserError(f"unknown git ref {ref!r}") from None
-    prefix = _prefix(repo, root)
+    prefix = repo_prefix(repo, root)
     try:
         base = tree / (prefix + VIEWS_DIR)
     except KeyError:
@@ -89,10 +90,10 @@ def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
 
 def dirty_paths(root: Path) -> list[str]:
     """Uncommitted changes to declarations or config (what apply would act on)."""
-    repo = _repo(root)
+    repo = open_repo(root)
     if repo is None:
         return []
-    prefix = _prefix(repo, root)
+    prefix = repo_prefix(repo, root)
     paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml", prefix + "access.yaml"]
     changed = {str(d.a_path) for d in repo.index.diff(None, paths=paths)}
     if repo.head.is_valid():
@@ -107,7 +108,7 @@ def actor(explicit: str | None, root: Path) -> str:
         return explicit
     if os.environ.get("GITHUB_ACTOR"):
         return os.environ["GITHUB_ACTOR"]
-    repo = _repo(root)
+    repo = open_repo(root)
     if repo is not None:
         try:
             name = repo.config_reader().get_value("user", "name", default="")

@@ -5,36 +5,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from reconciler.access.evaluate import Identity
 from reconciler.errors import UserError
-from reconciler.gitsrc import run_git
-
-if TYPE_CHECKING:
-    import git
-
-
-def _repo(root: Path) -> git.Repo | None:
-    import git  # GitPython loads only when a command reads trees or history
-
-    try:
-        return git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandNotFound):
-        return None
+from reconciler.gitsrc import open_repo, repo_prefix, run_git
 
 
 def prefix(root: Path) -> str:
     """The viewsync root inside its git repository ('' at the top, else 'dir/')."""
-    repo = _repo(root)
-    if repo is None or repo.working_tree_dir is None:
-        return ""
-    rel = root.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
-    return "" if rel == "." else rel + "/"
+    repo = open_repo(root)
+    return "" if repo is None or repo.working_tree_dir is None else repo_prefix(repo, root)
 
 
 def git_top(root: Path) -> Path:
-    repo = _repo(root)
+    repo = open_repo(root)
     return Path(repo.working_tree_dir) if repo is not None and repo.working_tree_dir else root
 
 
@@ -43,7 +27,7 @@ def authors_by_file(root: Path, base: str, head: str | None, paths: list[str]) -
     that changed it (merge commits carry no changes of their own)."""
     import git
 
-    repo = _repo(root)
+    repo = open_repo(root)
     if repo is None:
         raise UserError(f"--base {base}: {root} is not inside a git repository")
     pre = prefix(root)
@@ -71,7 +55,7 @@ def text_at(root: Path, ref: str, rel: str) -> str | None:
     """A file's text at a ref (None if it did not exist there)."""
     import git
 
-    repo = _repo(root)
+    repo = open_repo(root)
     if repo is None:
         raise UserError(f"{root} is not inside a git repository")
     try:
