@@ -29,13 +29,19 @@ def _views(schema: str, catalog: str, dialects: list[str], owners: dict[str, str
     return {"catalog": catalog, "schema": schema, "views": views}
 
 
-def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schema: str, dialects: list[str],
-                    stored_owner: Callable[[str], str | None], security: str = "definer") -> None:
+def _owners_repo(tmp_path: Path, catalog: str, options: dict[str, Any]) -> Path:
+    """A repository of project `owners` with one catalog and its state store under tmp_path."""
     repo = tmp_path / "repo"
     (repo / "views" / catalog).mkdir(parents=True)
     (repo / "viewsync.yaml").write_text(yaml.safe_dump({
         "version": 1, "project": "owners", "state": f"sqlite:///{tmp_path}/state.db",
         "catalogs": {catalog: options}}))
+    return repo
+
+
+def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schema: str, dialects: list[str],
+                    stored_owner: Callable[[str], str | None], security: str = "definer") -> None:
+    repo = _owners_repo(tmp_path, catalog, options)
     path = repo / "views" / catalog / f"{schema}.yaml"
 
     def declare(owners: dict[str, str | None]) -> None:
@@ -72,11 +78,7 @@ def schema_owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any]
                            dialects: list[str], stored_owner: Callable[[], str | None] | None) -> None:
     """A view file's top-level `owner` is its schema's owner: written, read back, changed, and
     converged; a catalog that keeps no schema owner (stored_owner None) warns and never diffs."""
-    repo = tmp_path / "repo"
-    (repo / "views" / catalog).mkdir(parents=True)
-    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
-        "version": 1, "project": "owners", "state": f"sqlite:///{tmp_path}/state.db",
-        "catalogs": {catalog: options}}))
+    repo = _owners_repo(tmp_path, catalog, options)
     path = repo / "views" / catalog / f"{schema}.yaml"
 
     def declare(owner: str) -> None:
