@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 PRIMITIVES = (
     "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
@@ -42,13 +42,28 @@ class Prim:
     params: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Array:
+class _Node:
+    """== and hash for the composites without recursion (the dataclass ones recurse, and
+    a type may nest MAX_DEPTH levels)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return _same(self, other)
+
+    def __hash__(self) -> int:
+        return fold(cast(Type, self), hash, _hash_node)
+
+
+@dataclass(frozen=True, eq=False)
+class Array(_Node):
     element: Type
 
 
-@dataclass(frozen=True)
-class Map:
+@dataclass(frozen=True, eq=False)
+class Map(_Node):
     key: Type
     value: Type
 
@@ -59,8 +74,8 @@ class Field:
     type: Type
 
 
-@dataclass(frozen=True)
-class Struct:
+@dataclass(frozen=True, eq=False)
+class Struct(_Node):
     fields: tuple[Field, ...]
 
 
@@ -315,6 +330,30 @@ def fold(t: Type, leaf: Callable[[Prim], R], node: Callable[[Composite, list[R]]
         else:
             stack.extend([f.type for f in reversed(cur.fields)])
     return out[0]
+
+
+def _same(a: object, b: object) -> bool:
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        if x is y:
+            continue
+        if isinstance(x, Array) and isinstance(y, Array):
+            pairs.append((x.element, y.element))
+        elif isinstance(x, Map) and isinstance(y, Map):
+            pairs += [(x.key, y.key), (x.value, y.value)]
+        elif isinstance(x, Struct) and isinstance(y, Struct):
+            if [f.name for f in x.fields] != [f.name for f in y.fields]:
+                return False
+            pairs += [(f.type, g.type) for f, g in zip(x.fields, y.fields, strict=True)]
+        elif x != y:  # primitives (by value) or two different kinds
+            return False
+    return True
+
+
+def _hash_node(t: Composite, kids: list[int]) -> int:
+    names = tuple(f.name for f in t.fields) if isinstance(t, Struct) else ()
+    return hash((type(t).__name__, names, *kids))
 
 
 def _quote_field(name: str) -> str:

@@ -144,3 +144,8 @@ def test_spark_schema_json_within_json_depth_still_reads() -> None:
                                                      "metadata": {}}]})
     spec = spark_fmt.decode(spark_table(raw))
     assert spec.columns[0].type == nested_array(400)
+
+
+def test_deep_types_compare_and_hash() -> None:
+    a, b, c = t.parse(nested_mix(3000)), t.parse(nested_mix(3000)), t.parse(nested_mix(3000).replace("a b", "a c"))
+    assert a == b and a != c and hash(a) == hash(b) and len({a, b, c}) == 2
