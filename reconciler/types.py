@@ -17,8 +17,9 @@ A target that cannot hold a type exactly widens it (Iceberg has no tinyint);
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 PRIMITIVES = (
     "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
@@ -41,13 +42,28 @@ class Prim:
     params: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Array:
+class _Node:
+    """== and hash for the composites without recursion (the dataclass ones recurse, and
+    a type may nest MAX_DEPTH levels)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return _same(self, other)
+
+    def __hash__(self) -> int:
+        return fold(cast(Type, self), hash, _hash_node)
+
+
+@dataclass(frozen=True, eq=False)
+class Array(_Node):
     element: Type
 
 
-@dataclass(frozen=True)
-class Map:
+@dataclass(frozen=True, eq=False)
+class Map(_Node):
     key: Type
     value: Type
 
@@ -58,8 +74,8 @@ class Field:
     type: Type
 
 
-@dataclass(frozen=True)
-class Struct:
+@dataclass(frozen=True, eq=False)
+class Struct(_Node):
     fields: tuple[Field, ...]
 
 
@@ -67,44 +83,30 @@ Type = Prim | Array | Map | Struct
 
 
 # --------------------------------------------------------------------- tokens
-_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|(\"(?:[^\"]|\"\")*\")|([A-Za-z_][A-Za-z0-9_]*)|(\d+)|(.))")
+# Every position after the whitespace matches (the last alternative takes any character),
+# so findall reads the whole text; only the token itself is captured.
+_TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_]*|\d+|.)")
+_NAME = re.compile(r"^[A-Za-z_0-9]+$")
+_PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # (as before: '$' also allows a final newline)
 
 
 def _tokens(text: str) -> list[str]:
-    out: list[str] = []
-    pos = 0
-    text = text.strip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise TypeError_(f"cannot read type {text!r}")
-        out.append(m.group(0).strip())
-        pos = m.end()
-    return [t for t in out if t]
+    return _TOKEN.findall(text.strip())
 
 
-MAX_DEPTH = 64  # engines stop far earlier; every parser and renderer here stays well inside the stack
+MAX_DEPTH = 10_000  # no engine nests this deep; past it a type is refused with a clear message
+# (nothing here recurses, so the bound is about size, not the Python stack)
 
 
-def _check_depth(toks: list[str], text: str) -> None:
-    """Bound nesting before any recursive descent: a type 1,200 levels deep is an
-    error message, not a RecursionError."""
-    depth = 0
-    for tok in toks:
-        if tok in ("<", "(", "["):
-            depth += 1
-            if depth > MAX_DEPTH:
-                shown = text if len(text) <= 60 else text[:57] + "..."
-                raise TypeError_(f"invalid type {shown!r}: nested deeper than {MAX_DEPTH} levels")
-        elif tok in (">", ")", "]"):
-            depth -= 1
+def _too_deep(text: str) -> TypeError_:
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    return TypeError_(f"invalid type {shown!r}: nested deeper than {MAX_DEPTH} levels")
 
 
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
-        _check_depth(self.toks, text)
         self.i = 0
 
     def peek(self, ahead: int = 0) -> str:
@@ -132,7 +134,7 @@ class _Reader:
             return tok[1:-1].replace("``", "`")
         if tok[0] == '"':
             return tok[1:-1].replace('""', '"')
-        if not re.match(r"^[A-Za-z_0-9]+$", tok):
+        if not _NAME.match(tok):
             raise TypeError_(f"invalid type {self.text!r}: expected a name at {tok!r}")
         return tok
 
@@ -152,6 +154,88 @@ class _Reader:
     def done(self) -> None:
         if self.i != len(self.toks):
             raise TypeError_(f"invalid type {self.text!r}: unexpected {self.peek()!r}")
+
+
+class _Open:
+    """An array, map or struct whose opening token was read: the parsers' explicit stack
+    holds these instead of Python frames. The dialects differ only in the closing token,
+    the name/type separator of a field (':' or none) and Flink's field descriptions."""
+
+    __slots__ = ("kind", "close", "colon", "descriptions", "names", "kids")
+
+    def __init__(self, kind: str, close: str, colon: bool = False, descriptions: bool = False) -> None:
+        self.kind = kind
+        self.close = close
+        self.colon = colon
+        self.descriptions = descriptions
+        self.names: list[str] = []
+        self.kids: list[Type] = []
+
+    def more(self, r: _Reader) -> bool:
+        """Read up to the next child (True) or through the closing token (False)."""
+        n = len(self.kids)
+        if self.kind == "array":
+            if n == 0:
+                return True
+            r.take(self.close)
+            return False
+        if self.kind == "map":
+            if n == 0:
+                return True
+            if n == 1:
+                r.take(",")
+                return True
+            r.take(self.close)
+            return False
+        if n and self.descriptions and r.peek().startswith("'"):
+            r.take()  # Flink field description
+        if r.accept(self.close):
+            return False
+        if n:
+            r.take(",")
+        self.names.append(r.ident())
+        if self.colon:
+            r.take(":")
+        return True
+
+    def build(self, text: str) -> Type:
+        if self.kind == "array":
+            return Array(self.kids[0])
+        if self.kind == "map":
+            return Map(self.kids[0], self.kids[1])
+        if not self.kids and self.colon:
+            raise TypeError_(f"invalid type {text!r}: struct needs at least one field")
+        return Struct(tuple(Field(n, k) for n, k in zip(self.names, self.kids, strict=True)))
+
+
+def _shift_reduce(text: str, head: Callable[[_Reader], Type | _Open],
+                  tail: Callable[[_Reader, Type], Type] | None = None) -> Type:
+    """Parse a whole type string: `head` reads a primitive (done) or the opening of a
+    composite (shifted onto the stack); a finished type goes to the innermost open composite,
+    which is reduced once its closing token is read. `tail` reads what may follow any type."""
+    r = _Reader(text)
+    stack: list[_Open] = []
+    while True:
+        item: Type | _Open = head(r)
+        while True:
+            if isinstance(item, _Open):
+                if item.more(r):
+                    if len(stack) >= MAX_DEPTH:
+                        raise _too_deep(text)
+                    stack.append(item)
+                    break  # read its first child
+                item = item.build(text)  # an empty struct/row
+                continue
+            if tail is not None:
+                item = tail(r, item)
+            if not stack:
+                r.done()
+                return item
+            top = stack[-1]
+            top.kids.append(item)
+            if top.more(r):
+                break
+            item = stack.pop().build(text)
 
 
 def _check_params(name: str, params: tuple[int, ...], text: str) -> Prim:
@@ -188,56 +272,109 @@ _CANON_ALIASES = {
 
 def parse(text: str) -> Type:
     """Parse the canonical grammar (a few common aliases accepted)."""
-    r = _Reader(text)
-    t = _parse_canonical(r)
-    r.done()
-    return t
+    return _shift_reduce(text, _head_canonical)
 
 
-def _parse_canonical(r: _Reader) -> Type:
+def _head_canonical(r: _Reader) -> Type | _Open:
     word = r.ident().lower()
     word = _CANON_ALIASES.get(word, word)
-    if word == "array":
+    if word in ("array", "map", "struct"):
         r.take("<")
-        elem = _parse_canonical(r)
-        r.take(">")
-        return Array(elem)
-    if word == "map":
-        r.take("<")
-        key = _parse_canonical(r)
-        r.take(",")
-        value = _parse_canonical(r)
-        r.take(">")
-        return Map(key, value)
-    if word == "struct":
-        r.take("<")
-        fields: list[Field] = []
-        while not r.accept(">"):
-            if fields:
-                r.take(",")
-            name = r.ident()
-            r.take(":")
-            fields.append(Field(name, _parse_canonical(r)))
-        if not fields:
-            raise TypeError_(f"invalid type {r.text!r}: struct needs at least one field")
-        return Struct(tuple(fields))
+        return _Open(word, ">", colon=True)
     if word in PRIMITIVES or word in PARAMETRIC:
         return _check_params(word, r.int_params(), r.text)
     raise TypeError_(f"unknown type {r.text!r}")
 
 
+# ----------------------------------------------------------------- tree walks
+R = TypeVar("R")
+Composite = Array | Map | Struct
+
+
+_REDUCE = object()  # stack marker: the innermost pending composite's children are done
+
+
+def fold(t: Type, leaf: Callable[[Prim], R], node: Callable[[Composite, list[R]], R],
+         enter: Callable[[], None] | None = None) -> R:
+    """Post-order fold without recursion: `leaf` on each primitive, `node` on each composite
+    with its children's results (element; key, value; one per field). `enter`, when given,
+    is called on descending into each child, in pre-order (how Iceberg numbers fields)."""
+    if isinstance(t, Prim):
+        return leaf(t)
+    out: list[R] = []
+    pending: list[Composite] = []  # composites whose children are being folded...
+    starts: list[int] = []  # ...and where their children's results begin in `out`
+    stack: list[Any] = [t]
+    while stack:
+        cur = stack.pop()
+        if cur is _REDUCE:
+            start = starts.pop()
+            kids = out[start:]
+            del out[start:]
+            out.append(node(pending.pop(), kids))
+            continue
+        if enter is not None and pending:  # every node but the root has its parent pending
+            enter()
+        cls = type(cur)
+        if cls is Prim:
+            out.append(leaf(cur))
+            continue
+        pending.append(cur)
+        starts.append(len(out))
+        stack.append(_REDUCE)
+        if cls is Array:
+            stack.append(cur.element)
+        elif cls is Map:
+            stack.append(cur.value)
+            stack.append(cur.key)
+        else:
+            stack.extend([f.type for f in reversed(cur.fields)])
+    return out[0]
+
+
+def _same(a: object, b: object) -> bool:
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        if x is y:
+            continue
+        if isinstance(x, Array) and isinstance(y, Array):
+            pairs.append((x.element, y.element))
+        elif isinstance(x, Map) and isinstance(y, Map):
+            pairs += [(x.key, y.key), (x.value, y.value)]
+        elif isinstance(x, Struct) and isinstance(y, Struct):
+            if [f.name for f in x.fields] != [f.name for f in y.fields]:
+                return False
+            pairs += [(f.type, g.type) for f, g in zip(x.fields, y.fields, strict=True)]
+        elif x != y:  # primitives (by value) or two different kinds
+            return False
+    return True
+
+
+def _hash_node(t: Composite, kids: list[int]) -> int:
+    names = tuple(f.name for f in t.fields) if isinstance(t, Struct) else ()
+    return hash((type(t).__name__, names, *kids))
+
+
 def _quote_field(name: str) -> str:
-    return name if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name) else "`" + name.replace("`", "``") + "`"
+    return name if _PLAIN_FIELD.match(name) else "`" + name.replace("`", "``") + "`"
+
+
+def _render_prim(t: Prim) -> str:
+    return t.name + (f"({','.join(map(str, t.params))})" if t.params else "")
+
+
+def _angle_node(t: Composite, kids: list[str]) -> str:
+    """array<..>, map<..,..>, struct<name:..,..> (the canonical and Hive spellings)."""
+    if isinstance(t, Array):
+        return f"array<{kids[0]}>"
+    if isinstance(t, Map):
+        return f"map<{kids[0]},{kids[1]}>"
+    return "struct<" + ",".join(f"{_quote_field(f.name)}:{k}" for f, k in zip(t.fields, kids, strict=True)) + ">"
 
 
 def render(t: Type) -> str:
-    if isinstance(t, Prim):
-        return t.name + (f"({','.join(map(str, t.params))})" if t.params else "")
-    if isinstance(t, Array):
-        return f"array<{render(t.element)}>"
-    if isinstance(t, Map):
-        return f"map<{render(t.key)},{render(t.value)}>"
-    return "struct<" + ",".join(f"{_quote_field(f.name)}:{render(f.type)}" for f in t.fields) + ">"
+    return fold(t, _render_prim, _angle_node)
 
 
 _canonical_cache: dict[str, str] = {}
@@ -252,19 +389,17 @@ def canonical(text: str) -> str:
     return hit
 
 
-def map_prims(t: Type, fn: Any) -> Type:
-    """`t` with every primitive replaced by `fn(primitive)`."""
-    return _map_type(t, fn)
-
-
-def _map_type(t: Type, fn: Any) -> Type:
-    if isinstance(t, Prim):
-        return fn(t)  # type: ignore[no-any-return]
+def _rebuild(t: Composite, kids: list[Type]) -> Type:
     if isinstance(t, Array):
-        return Array(_map_type(t.element, fn))
+        return Array(kids[0])
     if isinstance(t, Map):
-        return Map(_map_type(t.key, fn), _map_type(t.value, fn))
-    return Struct(tuple(Field(f.name, _map_type(f.type, fn)) for f in t.fields))
+        return Map(kids[0], kids[1])
+    return Struct(tuple(Field(f.name, k) for f, k in zip(t.fields, kids, strict=True)))
+
+
+def map_prims(t: Type, fn: Callable[[Prim], Type]) -> Type:
+    """`t` with every primitive replaced by `fn(primitive)`."""
+    return fold(t, fn, _rebuild)
 
 
 _WIDEN = {
@@ -290,11 +425,41 @@ def coerce(t: Type, target: str) -> Type:
             return Prim(p.name)
         return p
 
-    return _map_type(t, one)
+    return map_prims(t, one)
 
 
 def coerce_str(text: str, target: str) -> str:
     return render(coerce(parse(text), target))
+
+
+def _from_json(j: Any, prim: Callable[[str], Type], split: Callable[[Any], tuple[str, list[str], list[Any]]],
+               what: str) -> Type:
+    """A type from a catalog's JSON tree, without recursion: `prim` reads a string,
+    `split` an object as (kind, field names, child JSON values)."""
+    if isinstance(j, str):
+        return prim(j)
+    out: list[Type] = []
+    # (JSON value, depth) to read, or (kind, names, arity) to build from the last results
+    stack: list[tuple[Any, int] | tuple[str, list[str], int]] = [(j, 1)]
+    while stack:
+        entry = stack.pop()
+        if len(entry) == 3:
+            kind, names, n = entry
+            kids = out[len(out) - n:]
+            del out[len(out) - n:]
+            out.append(Array(kids[0]) if kind == "array" else Map(kids[0], kids[1]) if kind == "map"
+                       else Struct(tuple(Field(nm, k) for nm, k in zip(names, kids, strict=True))))
+            continue
+        value, depth = entry
+        if isinstance(value, str):
+            out.append(prim(value))
+            continue
+        if depth > MAX_DEPTH:
+            raise TypeError_(f"invalid {what} type: nested deeper than {MAX_DEPTH} levels")
+        kind, names, kids_json = split(value)
+        stack.append((kind, names, len(kids_json)))
+        stack.extend((k, depth + 1) for k in reversed(kids_json))
+    return out[0]
 
 
 # -------------------------------------------------------------------- iceberg
@@ -304,70 +469,85 @@ _ICE_OUT = {"boolean": "boolean", "int": "int", "bigint": "long", "float": "floa
 _ICE_IN = {v: k for k, v in _ICE_OUT.items()}
 
 
+def _iceberg_prim(t: Prim) -> str:
+    if t.name == "decimal":
+        return f"decimal({t.params[0]}, {t.params[1]})"
+    return _ICE_OUT[t.name]
+
+
 def to_iceberg(t: Type, ids: list[int] | None = None) -> Any:
     """Iceberg schema JSON for a type; `ids` is a counter for nested field ids."""
-    counter = ids if ids is not None else [1000]
-
-    def nid() -> int:
-        counter[0] += 1
-        return counter[0]
-
     t = coerce(t, "iceberg")
     if isinstance(t, Prim):
-        if t.name == "decimal":
-            return f"decimal({t.params[0]}, {t.params[1]})"
-        return _ICE_OUT[t.name]
-    if isinstance(t, Array):
-        return {"type": "list", "element-id": nid(), "element": to_iceberg(t.element, counter),
-                "element-required": False}
-    if isinstance(t, Map):
-        return {"type": "map", "key-id": nid(), "key": to_iceberg(t.key, counter), "value-id": nid(),
-                "value": to_iceberg(t.value, counter), "value-required": False}
-    return {"type": "struct", "fields": [
-        {"id": nid(), "name": f.name, "required": False, "type": to_iceberg(f.type, counter)}
-        for f in t.fields]}
+        return _iceberg_prim(t)
+    counter = ids if ids is not None else [1000]
+    # Each child slot takes the next id on the way down (pre-order, as before); the fold
+    # builds bottom-up, so the ids wait on a stack, paired with each child's JSON.
+    pending = [0]  # the root's slot has no id
+
+    def enter() -> None:
+        counter[0] += 1
+        pending.append(counter[0])
+
+    def leaf(p: Prim) -> tuple[int, Any]:
+        return pending.pop(), _iceberg_prim(p)
+
+    def node(c: Composite, kids: list[tuple[int, Any]]) -> tuple[int, Any]:
+        j: dict[str, Any]
+        if isinstance(c, Array):
+            j = {"type": "list", "element-id": kids[0][0], "element": kids[0][1], "element-required": False}
+        elif isinstance(c, Map):
+            j = {"type": "map", "key-id": kids[0][0], "key": kids[0][1], "value-id": kids[1][0],
+                 "value": kids[1][1], "value-required": False}
+        else:
+            j = {"type": "struct", "fields": [{"id": k[0], "name": f.name, "required": False, "type": k[1]}
+                                              for f, k in zip(c.fields, kids, strict=True)]}
+        return pending.pop(), j
+
+    return fold(t, leaf, node, enter)[1]
 
 
-def from_iceberg(j: Any) -> Type:
-    if isinstance(j, str):
-        s = j.strip().lower()
-        m = re.match(r"^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$", s)
-        if m:
-            return Prim("decimal", (int(m.group(1)), int(m.group(2))))
-        if s.startswith("fixed"):
-            return Prim("binary")
-        if s in _ICE_IN:
-            return Prim(_ICE_IN[s])
-        raise TypeError_(f"unknown Iceberg type {j!r}")
-    kind = j.get("type")
-    if kind == "list":
-        return Array(from_iceberg(j["element"]))
-    if kind == "map":
-        return Map(from_iceberg(j["key"]), from_iceberg(j["value"]))
-    if kind == "struct":
-        return Struct(tuple(Field(f["name"], from_iceberg(f["type"])) for f in j["fields"]))
+def _iceberg_in(j: str) -> Type:
+    s = j.strip().lower()
+    m = re.match(r"^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$", s)
+    if m:
+        return Prim("decimal", (int(m.group(1)), int(m.group(2))))
+    if s.startswith("fixed"):
+        return Prim("binary")
+    if s in _ICE_IN:
+        return Prim(_ICE_IN[s])
     raise TypeError_(f"unknown Iceberg type {j!r}")
 
 
+def _iceberg_split(j: Any) -> tuple[str, list[str], list[Any]]:
+    kind = j.get("type")
+    if kind == "list":
+        return "array", [], [j["element"]]
+    if kind == "map":
+        return "map", [], [j["key"], j["value"]]
+    if kind == "struct":
+        fields = j["fields"]
+        return "struct", [f["name"] for f in fields], [f["type"] for f in fields]
+    raise TypeError_(f"unknown Iceberg type {j!r}")
+
+
+def from_iceberg(j: Any) -> Type:
+    return _from_json(j, _iceberg_in, _iceberg_split, "Iceberg")
+
+
 # ----------------------------------------------------------------------- hive
+def _hive_prim(t: Prim) -> str:
+    if t.name == "decimal":
+        return f"decimal({t.params[0]},{t.params[1]})"
+    return t.name + (f"({t.params[0]})" if t.params else "")
+
+
 def to_hive(t: Type) -> str:
-    t = coerce(t, "hive")
-    if isinstance(t, Prim):
-        if t.name == "decimal":
-            return f"decimal({t.params[0]},{t.params[1]})"
-        return t.name + (f"({t.params[0]})" if t.params else "")
-    if isinstance(t, Array):
-        return f"array<{to_hive(t.element)}>"
-    if isinstance(t, Map):
-        return f"map<{to_hive(t.key)},{to_hive(t.value)}>"
-    return "struct<" + ",".join(f"{_quote_field(f.name)}:{to_hive(f.type)}" for f in t.fields) + ">"
+    return fold(coerce(t, "hive"), _hive_prim, _angle_node)
 
 
 def from_hive(text: str) -> Type:
-    r = _Reader(text)
-    t = _parse_canonical(r)
-    r.done()
-    return t
+    return parse(text)
 
 
 # ---------------------------------------------------------------------- trino
@@ -378,55 +558,45 @@ _TRINO_OUT = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint"
 _TRINO_DEFAULT_PRECISION = 3
 
 
-def to_trino(t: Type) -> str:
-    if isinstance(t, Prim):
-        if t.name in TIMED:
-            base = "time" if t.name == "time" else "timestamp"
-            zone = " with time zone" if t.name == "timestamp_ltz" else ""
-            return f"{base}({precision(t)}){zone}"
-        if t.name == "decimal":
-            return f"decimal({t.params[0]},{t.params[1]})"
-        if t.name in ("varchar", "char"):
-            return f"{t.name}({t.params[0]})"
-        return _TRINO_OUT[t.name]
+def _trino_prim(t: Prim) -> str:
+    if t.name in TIMED:
+        base = "time" if t.name == "time" else "timestamp"
+        zone = " with time zone" if t.name == "timestamp_ltz" else ""
+        return f"{base}({precision(t)}){zone}"
+    if t.name == "decimal":
+        return f"decimal({t.params[0]},{t.params[1]})"
+    if t.name in ("varchar", "char"):
+        return f"{t.name}({t.params[0]})"
+    return _TRINO_OUT[t.name]
+
+
+def _trino_node(t: Composite, kids: list[str]) -> str:
     if isinstance(t, Array):
-        return f"array({to_trino(t.element)})"
+        return f"array({kids[0]})"
     if isinstance(t, Map):
-        return f"map({to_trino(t.key)},{to_trino(t.value)})"
-    return "row(" + ",".join(f'"{f.name.replace(chr(34), chr(34) * 2)}" {to_trino(f.type)}'
-                             for f in t.fields) + ")"
+        return f"map({kids[0]},{kids[1]})"
+    return "row(" + ",".join(f'"{f.name.replace(chr(34), chr(34) * 2)}" {k}'
+                             for f, k in zip(t.fields, kids, strict=True)) + ")"
+
+
+def to_trino(t: Type) -> str:
+    return fold(t, _trino_prim, _trino_node)
 
 
 def from_trino(text: str) -> Type:
-    r = _Reader(text)
-    t = _parse_trino(r)
-    r.done()
-    return t
+    return _shift_reduce(text, _head_trino)
 
 
-def _parse_trino(r: _Reader) -> Type:
+_TRINO_SIMPLE = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "integer": "int",
+                 "int": "int", "bigint": "bigint", "real": "float", "double": "double", "date": "date",
+                 "varbinary": "binary", "json": "json", "uuid": "uuid"}
+
+
+def _head_trino(r: _Reader) -> Type | _Open:
     word = r.ident().lower()
-    if word == "array":
+    if word in ("array", "map", "row"):
         r.take("(")
-        elem = _parse_trino(r)
-        r.take(")")
-        return Array(elem)
-    if word == "map":
-        r.take("(")
-        key = _parse_trino(r)
-        r.take(",")
-        value = _parse_trino(r)
-        r.take(")")
-        return Map(key, value)
-    if word == "row":
-        r.take("(")
-        fields: list[Field] = []
-        while not r.accept(")"):
-            if fields:
-                r.take(",")
-            name = r.ident()
-            fields.append(Field(name, _parse_trino(r)))
-        return Struct(tuple(fields))
+        return _Open("struct" if word == "row" else word, ")")
     if word in ("timestamp", "time"):
         params = r.int_params() or (_TRINO_DEFAULT_PRECISION,)
         zoned = False
@@ -442,15 +612,12 @@ def _parse_trino(r: _Reader) -> Type:
             raise TypeError_(f"unsupported Trino type {r.text!r}")
         return _check_params("timestamp_ltz" if zoned else word, params, r.text)
     params = r.int_params()
-    simple = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "integer": "int",
-              "int": "int", "bigint": "bigint", "real": "float", "double": "double", "date": "date",
-              "varbinary": "binary", "json": "json", "uuid": "uuid"}
     if word == "varchar":
         return Prim("string") if not params else _check_params("varchar", params, r.text)
     if word in ("char", "decimal"):
         return _check_params(word, params, r.text)
-    if word in simple and not params:
-        return Prim(simple[word])
+    if word in _TRINO_SIMPLE and not params:
+        return Prim(_TRINO_SIMPLE[word])
     raise TypeError_(f"unknown Trino type {r.text!r}")
 
 
@@ -462,45 +629,59 @@ _SPARK_OUT = {"boolean": "boolean", "tinyint": "byte", "smallint": "short", "int
 _SPARK_IN = {v: k for k, v in _SPARK_OUT.items()}
 
 
+def _spark_prim(t: Prim) -> str:
+    c = coerce(t, "spark")
+    assert isinstance(c, Prim)
+    if c.params:
+        return f"{c.name}({','.join(map(str, c.params))})"
+    return _SPARK_OUT[c.name]
+
+
+def _spark_node(t: Composite, kids: list[Any]) -> Any:
+    if isinstance(t, Array):
+        return {"type": "array", "elementType": kids[0], "containsNull": True}
+    if isinstance(t, Map):
+        return {"type": "map", "keyType": kids[0], "valueType": kids[1], "valueContainsNull": True}
+    return {"type": "struct", "fields": [
+        {"name": f.name, "type": k, "nullable": True, "metadata": {}} for f, k in zip(t.fields, kids, strict=True)]}
+
+
 def to_spark(t: Type) -> Any:
     """Spark's DataType JSON (`jsonValue`): a string for atomics, an object otherwise."""
-    if isinstance(t, Prim):
-        t = coerce(t, "spark")
-        assert isinstance(t, Prim)
-        if t.params:
-            return f"{t.name}({','.join(map(str, t.params))})"
-        return _SPARK_OUT[t.name]
-    if isinstance(t, Array):
-        return {"type": "array", "elementType": to_spark(t.element), "containsNull": True}
-    if isinstance(t, Map):
-        return {"type": "map", "keyType": to_spark(t.key), "valueType": to_spark(t.value),
-                "valueContainsNull": True}
-    return {"type": "struct", "fields": [
-        {"name": f.name, "type": to_spark(f.type), "nullable": True, "metadata": {}} for f in t.fields]}
+    return fold(t, _spark_prim, _spark_node)
+
+
+def _spark_in(j: str) -> Type:
+    s = j.strip().lower()
+    m = re.match(r"^(decimal|varchar|char)\s*\(([\d\s,]+)\)$", s)
+    if m:
+        params = tuple(int(p) for p in m.group(2).split(","))
+        return _check_params(m.group(1), params, j)
+    if s == "decimal":
+        return Prim("decimal", (10, 0))
+    if s in _SPARK_IN:
+        return Prim(_SPARK_IN[s])
+    if s.startswith(("struct<", "array<", "map<")):
+        return from_spark_ddl(s)
+    raise TypeError_(f"unknown Spark type {j!r}")
+
+
+def _spark_split(j: Any) -> tuple[str, list[str], list[Any]]:
+    kind = j.get("type")
+    if kind == "array":
+        return "array", [], [j["elementType"]]
+    if kind == "map":
+        return "map", [], [j["keyType"], j["valueType"]]
+    if kind == "struct":
+        fields = j["fields"]
+        # Spark keeps CHAR/VARCHAR as string plus this metadata key (a catalog string).
+        return "struct", [f["name"] for f in fields], [
+            (f.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING") or f["type"] for f in fields]
+    raise TypeError_(f"unknown Spark type {j!r}")
 
 
 def from_spark(j: Any) -> Type:
-    if isinstance(j, str):
-        s = j.strip().lower()
-        m = re.match(r"^(decimal|varchar|char)\s*\(([\d\s,]+)\)$", s)
-        if m:
-            params = tuple(int(p) for p in m.group(2).split(","))
-            return _check_params(m.group(1), params, j)
-        if s == "decimal":
-            return Prim("decimal", (10, 0))
-        if s in _SPARK_IN:
-            return Prim(_SPARK_IN[s])
-        if s.startswith(("struct<", "array<", "map<")):
-            return from_spark_ddl(s)
-        raise TypeError_(f"unknown Spark type {j!r}")
-    kind = j.get("type")
-    if kind == "array":
-        return Array(from_spark(j["elementType"]))
-    if kind == "map":
-        return Map(from_spark(j["keyType"]), from_spark(j["valueType"]))
-    if kind == "struct":
-        return Struct(tuple(Field(f["name"], _spark_field_type(f)) for f in j["fields"]))
-    raise TypeError_(f"unknown Spark type {j!r}")
+    return _from_json(j, _spark_in, _spark_split, "Spark")
 
 
 def to_spark_ddl(t: Type) -> str:
@@ -511,7 +692,7 @@ def to_spark_ddl(t: Type) -> str:
         assert isinstance(c, Prim)
         return {"timestamp": Prim("timestamp_ntz"), "timestamp_ltz": Prim("timestamp")}.get(c.name, c)
 
-    return render(_map_type(t, one))
+    return render(map_prims(t, one))
 
 
 _SPARK_DDL_TIMESTAMP = re.compile(r"\btimestamp(_ntz|_ltz)?\b(?!\s*:)", re.IGNORECASE)
@@ -527,12 +708,6 @@ def from_spark_ddl(text: str) -> Type:
     return parse(_SPARK_DDL_TIMESTAMP.sub(canon, text))
 
 
-def _spark_field_type(field: dict[str, Any]) -> Type:
-    # Spark keeps CHAR/VARCHAR as string plus this metadata key.
-    raw = (field.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING")
-    return from_spark(raw) if raw else from_spark(field["type"])
-
-
 # ---------------------------------------------------------------------- flink
 _FLINK_OUT = {"boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT",
               "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE", "string": "VARCHAR(2147483647)",
@@ -541,58 +716,49 @@ _FLINK_OUT = {"boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT"
 _FLINK_MAX = 2147483647
 
 
-def to_flink(t: Type) -> str:
-    if isinstance(t, Prim):
-        t = coerce(t, "flink")
-        assert isinstance(t, Prim)
-        if t.name in TIMED:
-            zone = " WITH LOCAL TIME ZONE" if t.name == "timestamp_ltz" else ""
-            return f"{'TIME' if t.name == 'time' else 'TIMESTAMP'}({precision(t)}){zone}"
-        if t.name == "decimal":
-            return f"DECIMAL({t.params[0]}, {t.params[1]})"
-        if t.name in ("varchar", "char"):
-            return f"{t.name.upper()}({t.params[0]})"
-        return _FLINK_OUT[t.name]
+def _flink_prim(t: Prim) -> str:
+    c = coerce(t, "flink")
+    assert isinstance(c, Prim)
+    if c.name in TIMED:
+        zone = " WITH LOCAL TIME ZONE" if c.name == "timestamp_ltz" else ""
+        return f"{'TIME' if c.name == 'time' else 'TIMESTAMP'}({precision(c)}){zone}"
+    if c.name == "decimal":
+        return f"DECIMAL({c.params[0]}, {c.params[1]})"
+    if c.name in ("varchar", "char"):
+        return f"{c.name.upper()}({c.params[0]})"
+    return _FLINK_OUT[c.name]
+
+
+def _flink_node(t: Composite, kids: list[str]) -> str:
     if isinstance(t, Array):
-        return f"ARRAY<{to_flink(t.element)}>"
+        return f"ARRAY<{kids[0]}>"
     if isinstance(t, Map):
-        return f"MAP<{to_flink(t.key)}, {to_flink(t.value)}>"
-    return "ROW<" + ", ".join(f"`{f.name.replace('`', '``')}` {to_flink(f.type)}" for f in t.fields) + ">"
+        return f"MAP<{kids[0]}, {kids[1]}>"
+    return "ROW<" + ", ".join(f"`{f.name.replace('`', '``')}` {k}" for f, k in zip(t.fields, kids, strict=True)) + ">"
+
+
+def to_flink(t: Type) -> str:
+    return fold(t, _flink_prim, _flink_node)
 
 
 def from_flink(text: str) -> Type:
-    r = _Reader(text)
-    t = _parse_flink(r)
-    r.done()
-    return t
+    return _shift_reduce(text, _head_flink, _tail_flink)
 
 
-def _parse_flink(r: _Reader) -> Type:
+_FLINK_SIMPLE = {"BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int",
+                 "INTEGER": "int", "BIGINT": "bigint", "FLOAT": "float", "DOUBLE": "double",
+                 "DATE": "date", "STRING": "string", "BYTES": "binary"}
+
+
+def _head_flink(r: _Reader) -> Type | _Open:
     word = r.ident().upper()
-    t: Type
-    if word == "ARRAY":
+    if word in ("ARRAY", "MAP"):
         r.take("<")
-        t = Array(_parse_flink(r))
-        r.take(">")
-    elif word == "MAP":
-        r.take("<")
-        key = _parse_flink(r)
-        r.take(",")
-        value = _parse_flink(r)
-        r.take(">")
-        t = Map(key, value)
-    elif word == "ROW":
+        return _Open(word.lower(), ">")
+    if word == "ROW":
         closer = ">" if r.accept("<") else (r.take("(") and ")")
-        fields: list[Field] = []
-        while not r.accept(closer):
-            if fields:
-                r.take(",")
-            name = r.ident()
-            fields.append(Field(name, _parse_flink(r)))
-            if r.peek().startswith("'"):
-                r.take()  # field description
-        t = Struct(tuple(fields))
-    elif word in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
+        return _Open("struct", closer, descriptions=True)
+    if word in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME"):
         # Flink's defaults: TIMESTAMP = TIMESTAMP(6), TIME = TIME(0) (LogicalTypeParser)
         params = r.int_params() or ((0,) if word == "TIME" else (PLAIN_PRECISION,))
         ltz = word == "TIMESTAMP_LTZ"
@@ -606,22 +772,20 @@ def _parse_flink(r: _Reader) -> Type:
         elif r.accept("WITHOUT"):
             r.take("TIME")
             r.take("ZONE")
-        t = _check_params("time" if word == "TIME" else "timestamp_ltz" if ltz else "timestamp", params, r.text)
-    else:
-        params = r.int_params()
-        simple = {"BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int",
-                  "INTEGER": "int", "BIGINT": "bigint", "FLOAT": "float", "DOUBLE": "double",
-                  "DATE": "date", "STRING": "string", "BYTES": "binary"}
-        if word in ("VARCHAR", "CHAR") and params == (_FLINK_MAX,):
-            t = Prim("string")
-        elif word in ("VARBINARY", "BINARY"):
-            t = Prim("binary")
-        elif word in ("VARCHAR", "CHAR", "DECIMAL"):
-            t = _check_params(word.lower(), params, r.text)
-        elif word in simple and not params:
-            t = Prim(simple[word])
-        else:
-            raise TypeError_(f"unknown Flink type {r.text!r}")
+        return _check_params("time" if word == "TIME" else "timestamp_ltz" if ltz else "timestamp", params, r.text)
+    params = r.int_params()
+    if word in ("VARCHAR", "CHAR") and params == (_FLINK_MAX,):
+        return Prim("string")
+    if word in ("VARBINARY", "BINARY"):
+        return Prim("binary")
+    if word in ("VARCHAR", "CHAR", "DECIMAL"):
+        return _check_params(word.lower(), params, r.text)
+    if word in _FLINK_SIMPLE and not params:
+        return Prim(_FLINK_SIMPLE[word])
+    raise TypeError_(f"unknown Flink type {r.text!r}")
+
+
+def _tail_flink(r: _Reader, t: Type) -> Type:
     if r.accept("NOT"):
         r.take("NULL")
     return t

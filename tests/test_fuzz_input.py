@@ -17,6 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler.types import MAX_DEPTH
 from tests.conftest import run_cli
 
 COMMANDS = (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"], ["drift"])
@@ -132,7 +133,7 @@ def malformed(draw: st.DrawFn) -> str | bytes:
         views[0]["representations"][0]["sql"] = draw(st.sampled_from([" ", "\u3000", "\ufeff", "\u00a0", "\n\t"]))
         return dump(doc)
     # nested-type: a column type nested beyond the limit
-    depth = draw(st.integers(65, 5000))
+    depth = draw(st.integers(MAX_DEPTH + 1, MAX_DEPTH + 2000))
     views = doc["views"]
     assert isinstance(views, list)
     views[0]["columns"] = [{"name": "c", "type": "array<" * depth + "int" + ">" * depth}]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reconciler import deps
+from reconciler.types import MAX_DEPTH
 from tests.conftest import run_cli
 
 COMMANDS = (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"], ["drift"])
@@ -63,7 +64,8 @@ def _bomb() -> str:
     return text
 
 
-NESTED_TYPE = "array<" * 1200 + "int" + ">" * 1200
+# Past the bound (1,200 levels parse: tests/test_deep_types.py)
+NESTED_TYPE = "array<" * (MAX_DEPTH + 1) + "int" + ">" * (MAX_DEPTH + 1)
 
 # (id, content of views/local/sales.yaml, expected message part)
 VIEW_CORPUS: list[tuple[str, str | bytes, str]] = [
@@ -87,7 +89,7 @@ VIEW_CORPUS: list[tuple[str, str | bytes, str]] = [
     ("nan-property", GOOD + "    properties: {tier: .nan}\n", "not a number"),
     ("not-utf8", GOOD.encode() + b"  - name: caf\xe9\n", "not UTF-8"),
     ("utf16", GOOD.encode("utf-16"), "not UTF-8"),
-    ("type-nested-1200", GOOD.replace("    representations:", f"    columns:\n      - {{name: x, type: "
+    ("type-nested-too-deep", GOOD.replace("    representations:", f"    columns:\n      - {{name: x, type: "
                                       f"'{NESTED_TYPE}'}}\n    representations:"), "nested deeper than"),
     ("long-key", GOOD + "x" * 1000 + ": 1\n", "unknown key"),
     ("huge-key", GOOD + "x" * 100_000 + ": 1\n", "invalid YAML"),

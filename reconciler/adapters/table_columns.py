@@ -8,9 +8,9 @@ keys after them (Spark's order).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
+from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats.table import HiveColumn
 from reconciler.model import Column
@@ -36,7 +36,7 @@ def metastore_columns(columns: Sequence[HiveColumn], partition_keys: Sequence[Hi
         raw = _spark_schema(params)
         if raw is not None:
             out = []
-            for f in json.loads(raw)["fields"]:
+            for f in catalog_json.loads(raw)["fields"]:
                 declared = (f.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING")
                 t = vtypes.parse(declared) if declared else vtypes.from_spark(f["type"])
                 out.append(Column(name=f["name"], type=vtypes.render(t), comment=(f.get("metadata") or {})

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from reconciler import catalog_json
 from reconciler.model import MANAGED_BY_FILTERABLE
 
 # Derby backs TABLE_PARAMS.PARAM_VALUE with VARCHAR(4000); stay clearly below it.
@@ -143,7 +144,7 @@ def apply_extras(engine: dict[str, Any], params: Mapping[str, str]) -> dict[str,
     if raw is None:
         return engine
     try:
-        doc = json.loads(raw)
+        doc = catalog_json.loads(raw)
         fields = doc["fields"]
         if not isinstance(fields, dict):
             return engine

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats import params as P
 from reconciler.formats.common import (
@@ -148,7 +149,7 @@ def _columns(table: TableDesc) -> list[Column]:
     if raw is None:
         return from_hive_columns(table.columns)
     try:
-        fields = json.loads(raw)["fields"]
+        fields = catalog_json.loads(raw)["fields"]
         out = []
         for f in fields:
             raw_type = (f.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING") or f["type"]

@@ -24,6 +24,7 @@ import binascii
 import json
 from typing import Any
 
+from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats import params as P
 from reconciler.formats.common import FormatError, sql_for
@@ -61,7 +62,7 @@ def decode_envelope(text: str) -> dict[str, Any]:
     else:
         raise FormatError("not a Trino view envelope ('/* Presto View: <base64> */')")
     try:
-        doc = json.loads(base64.b64decode(encoded, validate=True))
+        doc = catalog_json.loads(base64.b64decode(encoded, validate=True))
     except (binascii.Error, ValueError) as exc:
         raise FormatError(f"unreadable Trino view definition: {exc}") from None
     if not isinstance(doc, dict):

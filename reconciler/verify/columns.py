@@ -66,20 +66,25 @@ def _decimal(t: vtypes.Type) -> tuple[int, int] | None:
 
 
 def fit(src: vtypes.Type, dst: vtypes.Type) -> Fit:
-    """How a value of Spark's type `src` fits the declared type `dst`."""
-    if src == dst:
-        return "same"
-    if isinstance(src, vtypes.Array) and isinstance(dst, vtypes.Array):
-        return fit(src.element, dst.element)
-    if isinstance(src, vtypes.Map) and isinstance(dst, vtypes.Map):
-        return _worst(fit(src.key, dst.key), fit(src.value, dst.value))
-    if isinstance(src, vtypes.Struct) and isinstance(dst, vtypes.Struct):
-        if len(src.fields) != len(dst.fields):
+    """How a value of Spark's type `src` fits the declared type `dst`: the worst fit of
+    the paired parts (an explicit stack: a type may nest thousands of levels)."""
+    fits: list[Fit] = []
+    pairs = [(src, dst)]
+    while pairs:
+        s, d = pairs.pop()
+        if isinstance(s, vtypes.Array) and isinstance(d, vtypes.Array):
+            pairs.append((s.element, d.element))
+        elif isinstance(s, vtypes.Map) and isinstance(d, vtypes.Map):
+            pairs += [(s.key, d.key), (s.value, d.value)]
+        elif isinstance(s, vtypes.Struct) and isinstance(d, vtypes.Struct):
+            if len(s.fields) != len(d.fields):
+                return "incompatible"
+            pairs += [(a.type, b.type) for a, b in zip(s.fields, d.fields, strict=True)]
+        elif isinstance(s, vtypes.Prim) and isinstance(d, vtypes.Prim):
+            fits.append("same" if s == d else _prim_fit(s, d))
+        else:
             return "incompatible"
-        return _worst(*(fit(a.type, b.type) for a, b in zip(src.fields, dst.fields, strict=True)))
-    if not isinstance(src, vtypes.Prim) or not isinstance(dst, vtypes.Prim):
-        return "incompatible"
-    return _prim_fit(src, dst)
+    return _worst(*fits)
 
 
 def _prim_fit(src: vtypes.Prim, dst: vtypes.Prim) -> Fit:

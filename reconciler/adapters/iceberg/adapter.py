@@ -28,6 +28,7 @@ from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCa
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
 
+from reconciler import catalog_json
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
@@ -168,7 +169,7 @@ def _safe_uri(uri: str) -> str:
 def _error_text(response: requests.Response) -> str:
     """The message of an Iceberg ErrorResponse body, else the HTTP reason."""
     try:
-        err = response.json().get("error") or {}
+        err = catalog_json.loads(response.text).get("error") or {}
         kind, message = err.get("type"), err.get("message")
         if message:
             return f"{kind}: {message}" if kind else str(message)
@@ -280,7 +281,10 @@ class IcebergRestAdapter(CatalogAdapter):
                 ViewResponse.model_validate_json(response.text)
             except PydanticValidationError as exc:  # e.g. a type newer than pyiceberg: unreadable, not fatal
                 problem = fmt.first_line(str(exc))
-            body = response.json()
+            try:
+                body = catalog_json.loads(response.text)
+            except ValueError as exc:
+                self._fail(f"cannot load view {view}", exc)
             if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
                 self._fail(f"cannot load view {view}", "the server's answer has no view metadata")
         return IcebergHandle(metadata=body["metadata"], metadata_location=body.get("metadata-location"),
