@@ -91,6 +91,10 @@ class Emitter:
             self.enqueue(conn, event)
 
     # ------------------------------------------------------------- hooks
+    def has_vetoes(self) -> bool:
+        """Whether any blocking hook may refuse an action."""
+        return any(isinstance(s, CommandSink) and s.blocking for s in self.sinks)
+
     def veto(self, event: dict[str, Any]) -> str | None:
         """Run the blocking hooks that take this pre-event; the first refusal wins."""
         for sink in self.sinks:
