@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,23 +143,19 @@ def apply_plan(
                 "plan_digest": plan.digest(), "summary": plan.summary()}))
         ctx = WriteContext(actor=actor, git_commit=git.commit, run_id=run_id)
 
-        def one(seq: int) -> tuple[str, str | None]:
-            action = plan.actions[seq]
+        def live_of(action: Action) -> LiveView | None:
             snap = snapshots.get((action.view.catalog, action.view.schema))
-            live = snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
-            outcome, error = _execute(ws, state, run_id, seq, action, live, actor, git, ctx, project, events)
-            if events is not None:
-                with delivering:  # one delivery pass at a time: parallel writers must not send twice
-                    events.flush()
-            return outcome, error
+            return snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
 
-        delivering = threading.Lock()
-        _run_waves(ws, plan.actions, one, result, on_action)
+        steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of)
+        _run_waves(ws, plan.actions, steps, result, on_action)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
+            if id(action) in steps.begun:  # its audit row was written ahead (pipelined) and finished skipped
+                continue
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
                                          _canonical(action.desired), None, None,
                                          [c.to_json() for c in action.changes], git)
-            state.finish_action(audit_id, "skipped", "not attempted: an earlier action failed")
+            state.finish_action(audit_id, "skipped", SKIPPED)
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
         if result.refused:
             summary["refused"] = len(result.refused)
@@ -189,26 +185,27 @@ def _spec_of(action: Action) -> ViewSpec | None:
     return action.before if action.action == "drop" else action.desired
 
 
-def _run_waves(ws: Workspace, actions: list[Action], one: Callable[[int], tuple[str, str | None]],
-               result: ApplyResult, on_action: Callable[[Action, str, str | None], None] | None) -> None:
-    """Run `one(seq)` -> (outcome, error) for every action, wave by wave (see
-    reconciler.waves), up to ws.parallelism at once when every catalog of the wave takes
-    parallel writes. The first failure stops the run: nothing new starts, the actions
-    already running finish and are recorded, the rest are skipped. A refusal (a
-    blocking hook's veto) stops that action only."""
+def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: ApplyResult,
+               on_action: Callable[[Action, str, str | None], None] | None) -> None:
+    """Run every action, wave by wave (see reconciler.waves), up to ws.parallelism at once
+    when every catalog of the wave takes parallel writes. The first failure stops the
+    run: nothing new starts, the actions already running finish and are recorded, the
+    rest are skipped. A refusal (a blocking hook's veto) stops that action only."""
     stop = threading.Event()
     report = threading.Lock()
+
+    def reported(seq: int, outcome: str, error: str | None) -> tuple[int, str, str | None]:
+        if outcome == "failed":
+            stop.set()
+        if on_action and outcome != "skipped":
+            with report:
+                on_action(actions[seq], outcome, error)
+        return seq, outcome, error
 
     def attempt(seq: int) -> tuple[int, str, str | None]:
         if stop.is_set():
             return seq, "skipped", None
-        outcome, error = one(seq)
-        if outcome == "failed":
-            stop.set()
-        if on_action:
-            with report:
-                on_action(actions[seq], outcome, error)
-        return seq, outcome, error
+        return reported(seq, *steps.run(seq))
 
     skipped: list[int] = []
     for wave in waves(actions, _spec_of):
@@ -217,7 +214,9 @@ def _run_waves(ws: Workspace, actions: list[Action], one: Callable[[int], tuple[
             continue
         parallel = all(ws.adapter(actions[i].view.catalog).capabilities.parallel_writes for i in wave)
         workers = min(ws.parallelism, len(wave)) if parallel else 1
-        if workers == 1:
+        if parallel and workers == 1 and len(wave) > 1 and not steps.vetoes:  # remote catalogs: overlap
+            outcomes = steps.pipelined(wave, stop, reported)
+        elif workers == 1:
             outcomes = [attempt(i) for i in wave]
         else:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="viewsync-apply") as pool:
@@ -242,58 +241,133 @@ def _canonical(spec: ViewSpec | None) -> dict[str, Any] | None:
     return spec.canonical() if spec is not None else None
 
 
-def _execute(ws: Workspace, state: StateStore, run_id: str, seq: int, action: Action, live: LiveView | None,
-             actor: str, git: GitInfo, ctx: WriteContext, project: str,
-             events: Emitter | None = None) -> tuple[str, str | None]:
-    """Run one action; returns its outcome (applied, failed, refused) and error message. The audit row is
-    written first (pending) so a crash mid-call still leaves a trace; each audit write carries its event
-    into the outbox in the same transaction."""
-    spec = action.desired
-    after_digest = spec.digest() if spec is not None else None
-    before_digest = action.before.digest() if action.before is not None else None
-    changes = [c.to_json() for c in action.changes]
+SKIPPED = "not attempted: an earlier action failed"
 
-    def announce(event_type: str, outcome: str | None = None, error: str | None = None) -> dict[str, Any] | None:
+
+@dataclass
+class _Step:
+    """One action between its pending audit row and its outcome."""
+
+    seq: int
+    action: Action
+    live: LiveView | None
+    audit_id: int
+    before_digest: str | None
+    after_digest: str | None
+    changes: list[dict[str, Any]]
+    refusal: str | None = None  # a blocking hook's veto
+
+
+class _Steps:
+    """An action in three steps: `begin` (the pending audit row with its pre-event, and
+    the blocking hooks' veto), `write` (the catalog call) and `end` (the outcome, with
+    the version row and the post-event, in one transaction). The audit row is
+    committed before the catalog is touched, so a crash mid-call leaves a trace that
+    the next apply repairs (reconciler.repair)."""
+
+    def __init__(self, ws: Workspace, state: StateStore, run_id: str, actor: str, git: GitInfo,
+                 ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
+                 live_of: Callable[[Action], LiveView | None]) -> None:
+        self.ws, self.state, self.run_id, self.actor, self.git = ws, state, run_id, actor, git
+        self.ctx, self.project, self.events, self.actions, self.live_of = ctx, project, events, actions, live_of
+        self.vetoes = events is not None and events.has_vetoes()
+        self.begun: set[int] = set()  # id() of actions whose audit row was written ahead, then skipped
+        self._delivering = threading.Lock()  # one delivery pass at a time: parallel writers must not send twice
+
+    def run(self, seq: int) -> tuple[str, str | None]:
+        step = self.begin(seq)
+        outcome, error = ("refused", step.refusal) if step.refusal is not None else self.write(step)
+        self.end(step, outcome, error)
+        return outcome, error
+
+    def pipelined(self, wave: list[int], stop: threading.Event,
+                  reported: Callable[[int, str, str | None], tuple[int, str, str | None]],
+                  ) -> list[tuple[int, str, str | None]]:
+        """Run a wave one catalog write at a time, in order, while a second thread writes
+        the records: the next action's pending row during this write, this action's
+        outcome during the next write. Only the catalog calls are sequential; each
+        action's records keep their order (pending row, write, outcome)."""
+        out: list[tuple[int, str, str | None]] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="viewsync-records") as records:
+            ends: list[Future[None]] = []
+            ahead = records.submit(self.begin, wave[0])  # the next action, begun during the current write
+            for k, seq in enumerate(wave):
+                if stop.is_set():  # an earlier write failed: nothing new starts
+                    if out[-1][1] != "skipped":  # this one was begun ahead: close it
+                        ends.append(records.submit(self.end, ahead.result(), "skipped", SKIPPED))
+                        self.begun.add(id(self.actions[seq]))
+                    out.append((seq, "skipped", None))
+                    continue
+                step = ahead.result()
+                if k + 1 < len(wave):
+                    ahead = records.submit(self.begin, wave[k + 1])
+                outcome, error = ("refused", step.refusal) if step.refusal is not None else self.write(step)
+                ends.append(records.submit(self.end, step, outcome, error))
+                out.append(reported(seq, outcome, error))
+            for end in ends:
+                end.result()  # a state-store failure fails the run, as in the other paths
+        return out
+
+    def _announce(self, step: _Step, event_type: str, outcome: str | None = None,
+                  error: str | None = None) -> Callable[[Connection], None] | None:
+        events = self.events
         if events is None:
             return None
-        return events.action_event(event_type, action, run_id=run_id, seq=seq, actor=actor, git=_git(git),
-                                   before_digest=before_digest, after_digest=after_digest, outcome=outcome,
-                                   error=error)
-
-    def store(event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
-        if events is None or event is None:
-            return None
+        event = events.action_event(event_type, step.action, run_id=self.run_id, seq=step.seq, actor=self.actor,
+                                    git=_git(self.git), before_digest=step.before_digest,
+                                    after_digest=step.after_digest, outcome=outcome, error=error)
         return lambda conn: events.enqueue(conn, event)
 
-    pre = announce(ev.pre_type(action.action))
-    audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
-                                 _canonical(spec), before_digest, after_digest, changes, git, also=store(pre))
-    refusal = events.veto(pre) if events is not None and pre is not None else None
-    if refusal is not None:
-        message = redact(refusal, ws.config.secrets)
-        state.audit_finish(audit_id, "refused", message, also=store(announce(ev.FAILED, "refused", message)))
-        return "refused", message
-    adapter = ws.adapter(action.view.catalog)
-    try:
-        if action.action == "create":
-            assert spec is not None and after_digest is not None
-            adapter.create(action.view, spec, Marker(project, after_digest), ctx)
-        elif action.action in ("update", "adopt"):
-            assert spec is not None and after_digest is not None and live is not None
-            adapter.update(live, spec, Marker(project, after_digest), ctx)
+    def begin(self, seq: int) -> _Step:
+        action = self.actions[seq]
+        spec = action.desired
+        step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
+                     spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
+        events = self.events
+        pre = None if events is None else events.action_event(
+            ev.pre_type(action.action), action, run_id=self.run_id, seq=seq, actor=self.actor,
+            git=_git(self.git), before_digest=step.before_digest, after_digest=step.after_digest)
+        step.audit_id = self.state.audit_start(
+            self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), _canonical(spec),
+            step.before_digest, step.after_digest, step.changes, self.git,
+            also=(lambda conn: events.enqueue(conn, pre)) if events is not None and pre is not None else None)
+        if events is not None and pre is not None and self.vetoes:
+            refusal = events.veto(pre)
+            step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
+        return step
+
+    def write(self, step: _Step) -> tuple[str, str | None]:
+        """The catalog call: (applied, None) or (failed, why)."""
+        action, spec, live = step.action, step.action.desired, step.live
+        adapter = self.ws.adapter(action.view.catalog)
+        try:
+            if action.action == "create":
+                assert spec is not None and step.after_digest is not None
+                adapter.create(action.view, spec, Marker(self.project, step.after_digest), self.ctx)
+            elif action.action in ("update", "adopt"):
+                assert spec is not None and step.after_digest is not None and live is not None
+                adapter.update(live, spec, Marker(self.project, step.after_digest), self.ctx)
+            else:
+                assert live is not None
+                adapter.drop(live, self.ctx)
+        except AdapterError as err:
+            return "failed", redact(str(err), self.ws.config.secrets)
+        except Exception as err:  # an unexpected backend failure must still be recorded
+            return "failed", redact(f"{type(err).__name__}: {err}", self.ws.config.secrets)
+        return "applied", None
+
+    def end(self, step: _Step, outcome: str, error: str | None) -> None:
+        """One transaction: the audit outcome, for an applied change its version row, and the
+        outbox event; then inline delivery."""
+        action = step.action
+        if outcome == "applied":
+            version = VersionRecord(self.run_id, action.view, action.action, _canonical(action.desired),
+                                    step.after_digest, step.changes, self.actor, self.git.commit)
+            self.state.finish_action(step.audit_id, "applied", version=version,
+                                     also=self._announce(step, ev.post_type(action.action, True), "applied"))
         else:
-            assert live is not None
-            adapter.drop(live, ctx)
-    except AdapterError as err:
-        message = redact(str(err), ws.config.secrets)
-        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
-        return "failed", message
-    except Exception as err:  # an unexpected backend failure must still be recorded
-        message = redact(f"{type(err).__name__}: {err}", ws.config.secrets)
-        state.finish_action(audit_id, "failed", message, also=store(announce(ev.FAILED, "failed", message)))
-        return "failed", message
-    # One transaction: the audit outcome, the version row and the outbox event.
-    state.finish_action(audit_id, "applied", version=VersionRecord(
-        run_id, action.view, action.action, _canonical(spec), after_digest, changes, actor, git.commit),
-        also=store(announce(ev.post_type(action.action, True), "applied")))
-    return "applied", None
+            self.state.finish_action(step.audit_id, outcome, error,
+                                     also=self._announce(step, ev.FAILED, outcome, error))
+        if self.events is not None:
+            with self._delivering:
+                self.events.flush()

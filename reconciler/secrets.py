@@ -31,6 +31,23 @@ def _pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{MASK}@", text)
+    if "://" in text:  # a C-speed test first: most text holds no URL (apply redacts every event field)
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group('scheme')}{m.group('user')}:{MASK}@", text)
     pattern = _pattern(secrets if isinstance(secrets, frozenset) else frozenset(secrets))
     return pattern.sub(MASK, text) if pattern is not None else text
+
+
+@lru_cache(maxsize=64)
+def _json_plain(secrets: frozenset[str]) -> bool:
+    """Whether every secret reads the same inside JSON text (none holds a character JSON escapes)."""
+    return all(not any(c in '"\\' or ord(c) < 0x20 for c in s) for s in secrets)
+
+
+def may_need_redaction(json_text: str, secrets: frozenset[str]) -> bool:
+    """False only when nothing in a structure serialised as `json_text` (json.dumps with
+    ensure_ascii=False) can need masking: no URL at all and no secret. Conservative:
+    True sends the caller to the exact, per-string redaction."""
+    if "://" in json_text or not _json_plain(secrets):
+        return True
+    pattern = _pattern(secrets)
+    return pattern is not None and pattern.search(json_text) is not None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 # viewsync dialect name -> sqlglot dialect (None = sqlglot's generic dialect)
 _DIALECTS: dict[str, str | None] = {
@@ -29,16 +30,12 @@ def sqlglot_dialect(dialect: str) -> str | None:
 @lru_cache(maxsize=4096)
 def normalize(sql: str, dialect: str) -> str:
     """A canonical text of `sql` for comparison; falls back to whitespace-collapsed text."""
-    import sqlglot
-
-    text = sql.strip().rstrip(";").strip()
-    try:
-        tree = sqlglot.parse_one(text, read=sqlglot_dialect(dialect))
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+    text = _key(sql)
+    parsed = _parsed(text, sqlglot_dialect(dialect))
+    if len(parsed.statements) != 1:
         return " ".join(text.split())
-    if tree is None:
-        return " ".join(text.split())
-    return tree.sql(dialect=sqlglot_dialect(dialect), normalize=True, comments=False)
+    # Generating text reads the shared tree without changing it.
+    return str(parsed.statements[0].sql(dialect=sqlglot_dialect(dialect), normalize=True, comments=False))
 
 
 @dataclass(frozen=True)
@@ -49,46 +46,122 @@ class Facts:
     is_query: bool
     named_selects: tuple[str, ...]
     tables: tuple[tuple[str, ...], ...]  # (catalog?, db?, name), CTEs excluded, first-seen order
+    outputs: tuple[str, ...] | None = None  # output names ("" = unnamed expression); None = a star or unknown
+    problem: str | None = None  # why the SQL is not exactly one query (see query_problem)
 
 
 def _key(sql: str) -> str:
     return sql.strip().rstrip(";").strip()
 
 
-@lru_cache(maxsize=65536)
-def _facts(text: str, dialect: str | None) -> Facts:
+@dataclass(frozen=True)
+class Parsed:
+    """One parse of a text: its statements (sqlglot trees shared by every caller in the
+    process, so copy one before changing it), or the parse error."""
+
+    statements: tuple[Any, ...]
+    error: str | None
+    empty: bool = False  # read, but no statement in it (only comments or semicolons)
+
+
+@lru_cache(maxsize=4096)  # ~7 KB a simple query: an apply's views stay parsed between plan and writes
+def _parsed(text: str, dialect: str | None) -> Parsed:
     import sqlglot
-    from sqlglot import exp
 
     try:
-        tree = sqlglot.parse_one(text, read=dialect)
+        statements = tuple(s for s in sqlglot.parse(text, read=dialect) if s is not None)
     except sqlglot.errors.ParseError as err:
         first = err.errors[0] if err.errors else {}
         desc = first.get("description") or str(err).splitlines()[0]
-        return Facts(f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}", False, (), ())
+        return Parsed((), f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}")
     except sqlglot.errors.TokenError as err:
-        return Facts(str(err), False, (), ())
-    if tree is None:
-        return Facts(None, False, (), ())
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        return Parsed((), str(err))
+    if not statements:
+        return Parsed((), f"line ?, col ?: No expression was parsed from '{text}'", empty=True)
+    return Parsed(statements, None)
+
+
+def tree(sql: str, dialect: str | None) -> Any | None:
+    """A fresh copy of the syntax tree of a one-statement `sql` (None when sqlglot cannot
+    read it or it holds several statements), for callers that change the tree."""
+    parsed = _parsed(_key(sql), dialect)
+    return parsed.statements[0].copy() if len(parsed.statements) == 1 else None
+
+
+def first_select(node: Any) -> Any:
+    """The SELECT that names a query's output (the leftmost one of a UNION), or None."""
+    from sqlglot import exp
+
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    return node if isinstance(node, exp.Select) else None
+
+
+def _outputs(node: Any) -> tuple[str, ...] | None:
+    from sqlglot import exp
+
+    first = first_select(node)
+    if first is None:
+        return None
+    names = []
+    for sel in first.selects:
+        if isinstance(sel, exp.Star) or (isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star)):
+            return None
+        names.append(sel.alias_or_name if isinstance(sel, (exp.Alias, exp.Column)) else "")
+    return tuple(names)
+
+
+def _problem(statements: tuple[Any, ...]) -> str | None:
+    from sqlglot import exp
+
+    if len(statements) != 1:
+        return f"a view is exactly one query; this SQL holds {len(statements)} statements"
+    node = statements[0]
+    if not isinstance(node, (exp.Query, exp.Values)):
+        kind = node.key.upper() if isinstance(node, (exp.Drop, exp.Insert, exp.Create, exp.Delete, exp.Update,
+                                                      exp.Command, exp.Alter)) else "not a query"
+        return f"a view is one SELECT, WITH or VALUES query; this SQL is {kind}"
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _facts(text: str, dialect: str | None) -> Facts:
+    from sqlglot import exp
+
+    parsed = _parsed(text, dialect)
+    if parsed.error is not None:
+        return Facts(parsed.error, False, (), (), None, _problem(()) if parsed.empty else None)
     tables: list[tuple[str, ...]] = []
-    for table in tree.find_all(exp.Table):
-        if not table.name:
-            continue
-        parts = tuple(p for p in (table.catalog, table.db, table.name) if p)
-        if len(parts) == 1 and parts[0].lower() in ctes:
-            continue
-        if parts not in tables:
-            tables.append(parts)
-    if isinstance(tree, exp.Query):
-        return Facts(None, True, tuple(tree.named_selects), tuple(tables))
-    return Facts(None, False, (), tuple(tables))
+    for statement in parsed.statements:
+        ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+        for table in statement.find_all(exp.Table):
+            if not table.name:
+                continue
+            parts = tuple(p for p in (table.catalog, table.db, table.name) if p)
+            if len(parts) == 1 and parts[0].lower() in ctes:
+                continue
+            if parts not in tables:
+                tables.append(parts)
+    problem = _problem(parsed.statements)
+    only = parsed.statements[0] if len(parsed.statements) == 1 else None
+    if isinstance(only, exp.Query):
+        return Facts(None, True, tuple(only.named_selects), tuple(tables), _outputs(only), problem)
+    return Facts(None, False, (), tuple(tables), None, problem)
 
 
 def facts(sql: str, dialect: str | None) -> Facts:
     """One parse per (query, sqlglot dialect) per process: plan's checks, dependency
-    ordering, the engine encoders and apply all share it."""
+    ordering, the engine encoders, lineage and apply all share it."""
     return _facts(_key(sql), dialect)
+
+
+def output_names(sql: str, dialect: str | None, count: int) -> list[str] | None:
+    """Names of the query's `count` output columns ("" for an expression without a name);
+    None when sqlglot cannot tell (a star, a different column count, unparsable SQL)."""
+    names = facts(sql, dialect).outputs
+    return list(names) if names is not None and len(names) == count else None
 
 
 def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
@@ -105,20 +178,6 @@ def query_problem(sql: str, dialect: str) -> str | None:
     """Why `sql` is not exactly one query (SELECT / WITH / VALUES / set operation), or
     None. SQL that sqlglot cannot parse, or a dialect it does not know, is not judged
     here (validate warns about it)."""
-    import sqlglot
-    from sqlglot import exp
-
     if dialect not in _DIALECTS:
         return None
-    try:
-        parsed = [s for s in sqlglot.parse(sql, read=sqlglot_dialect(dialect)) if s is not None]
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
-        return None
-    if len(parsed) != 1:
-        return f"a view is exactly one query; this SQL holds {len(parsed)} statements"
-    tree = parsed[0]
-    if not isinstance(tree, (exp.Query, exp.Values)):
-        kind = tree.key.upper() if isinstance(tree, (exp.Drop, exp.Insert, exp.Create, exp.Delete, exp.Update,
-                                                      exp.Command, exp.Alter)) else "not a query"
-        return f"a view is one SELECT, WITH or VALUES query; this SQL is {kind}"
-    return None
+    return facts(sql, sqlglot_dialect(dialect)).problem

@@ -95,6 +95,16 @@ locks = sa.Table(
 )
 
 
+# The per-action statements, built once (a statement built per call costs more to compile than to run).
+_INSERT_AUDIT = audit.insert()
+_FINISH_AUDIT = (audit.update().where(audit.c.id == sa.bindparam("audit_id"))
+                 .values(outcome=sa.bindparam("outcome"), error=sa.bindparam("error")))
+_LAST_VERSION = sa.select(sa.func.max(versions.c.version)).where(
+    versions.c.catalog == sa.bindparam("catalog"), versions.c.schema_name == sa.bindparam("schema_name"),
+    versions.c.view_name == sa.bindparam("view_name"))
+_INSERT_VERSION = versions.insert()
+
+
 def new_run_id() -> str:
     return str(uuid.uuid4())
 
@@ -182,14 +192,14 @@ class StateStore:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace.
         `also` writes more in the same transaction (the event outbox)."""
         with self._begin() as conn:
-            res = conn.execute(audit.insert().values(
-                run_id=run_id, seq=seq, at=now(), actor=actor, action=action, catalog=view.catalog,
-                schema_name=view.schema, view_name=view.name,
-                before_spec=json.dumps(before, sort_keys=True) if before is not None else None,
-                after_spec=json.dumps(after, sort_keys=True) if after is not None else None,
-                before_digest=before_digest, after_digest=after_digest,
-                changes=json.dumps(changes, sort_keys=True), outcome="pending",
-                git_commit=git.commit, git_ref=git.ref, git_author=git.author))
+            res = conn.execute(_INSERT_AUDIT, {
+                "run_id": run_id, "seq": seq, "at": now(), "actor": actor, "action": action,
+                "catalog": view.catalog, "schema_name": view.schema, "view_name": view.name,
+                "before_spec": json.dumps(before, sort_keys=True) if before is not None else None,
+                "after_spec": json.dumps(after, sort_keys=True) if after is not None else None,
+                "before_digest": before_digest, "after_digest": after_digest,
+                "changes": json.dumps(changes, sort_keys=True), "outcome": "pending", "error": None,
+                "git_commit": git.commit, "git_ref": git.ref, "git_author": git.author})
             if also is not None:
                 also(conn)
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
@@ -208,8 +218,8 @@ class StateStore:
         for _ in range(5):
             try:
                 with self._begin() as conn:
-                    conn.execute(audit.update().where(audit.c.id == audit_id).values(
-                        outcome=outcome, error=redact(error) if error else None))
+                    conn.execute(_FINISH_AUDIT, {"audit_id": audit_id, "outcome": outcome,
+                                                 "error": redact(error) if error else None})
                     number = self._insert_version(conn, version) if version is not None else None
                     if also is not None:
                         also(conn)
@@ -250,15 +260,13 @@ class StateStore:
 
     @staticmethod
     def _insert_version(conn: sa.Connection, v: VersionRecord) -> int:
-        last = conn.execute(sa.select(sa.func.max(versions.c.version)).where(
-            versions.c.catalog == v.view.catalog, versions.c.schema_name == v.view.schema,
-            versions.c.view_name == v.view.name)).scalar()
-        number = int(last or 0) + 1
-        conn.execute(versions.insert().values(
-            catalog=v.view.catalog, schema_name=v.view.schema, view_name=v.view.name, version=number,
-            action=v.action, spec=json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
-            digest=v.digest, changes=json.dumps(v.changes, sort_keys=True), at=now(), actor=v.actor,
-            git_commit=v.git_commit, run_id=v.run_id))
+        key = {"catalog": v.view.catalog, "schema_name": v.view.schema, "view_name": v.view.name}
+        number = int(conn.execute(_LAST_VERSION, key).scalar() or 0) + 1
+        conn.execute(_INSERT_VERSION, {
+            **key, "version": number, "action": v.action,
+            "spec": json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
+            "digest": v.digest, "changes": json.dumps(v.changes, sort_keys=True), "at": now(), "actor": v.actor,
+            "git_commit": v.git_commit, "run_id": v.run_id})
         return number
 
     # ---------------------------------------------------------------- repair

@@ -41,7 +41,8 @@ class Store:
 
 class MemoryCatalog(CatalogAdapter):
     """Options: `writable` (default True), `fold_names` (default False),
-    `dialects` (the dialects it can store; default any)."""
+    `dialects` (the dialects it can store; default any), `parallel_writes` (default
+    False), `fail_on` (view names whose write fails with an AdapterError)."""
 
     kind = "memory"
 
@@ -77,7 +78,8 @@ class MemoryCatalog(CatalogAdapter):
         writable = bool(self.options.get("writable", True))
         return Capabilities(strategy="managed" if writable else "read-only", writable=writable,
                             writable_dialects=frozenset(dialects) if dialects is not None else None,
-                            io_bound_fetch=False, fold_names=bool(self.options.get("fold_names", False)))
+                            io_bound_fetch=False, fold_names=bool(self.options.get("fold_names", False)),
+                            parallel_writes=bool(self.options.get("parallel_writes", False)))
 
     def list_schemas(self) -> list[str]:
         self.count_call()
@@ -97,7 +99,7 @@ class MemoryCatalog(CatalogAdapter):
         return snap
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        self._writable()
+        self._writable(view)
         if view.name in self.store.views.get(view.schema, {}):
             raise AdapterError(f"{view}: already exists")
         self.put(view, spec, marker.project, marker.spec_digest)
@@ -114,6 +116,8 @@ class MemoryCatalog(CatalogAdapter):
         self.store.views.get(live.id.schema, {}).pop(live.id.name, None)
         self.writes.append(("drop", live.id))
 
-    def _writable(self) -> None:
+    def _writable(self, view: ViewId | None = None) -> None:
+        if view is not None and view.name in self.options.get("fail_on", ()):
+            raise AdapterError(f"catalog {self.name!r}: writing {view} failed (injected)")
         if not self.capabilities.writable:
             raise AdapterError(f"catalog {self.name!r} (memory) is read-only")

@@ -64,6 +64,7 @@ T = TypeVar("T")
 CHUNK = 100  # table names per get_table_objects_by_name call
 _HMS_NAME = re.compile(r"^[a-z0-9_]+$")  # HMS lowercases names and accepts only word characters
 _FILTER_VALUE = re.compile(r"^[A-Za-z0-9_.@:/ -]+$")  # a project name we can quote in a table filter
+ENCODED_KEPT = 4096  # tables kept between a plan's check and its creates (a few KB each)
 
 
 # ------------------------------------------------------------ thrift <-> desc
@@ -196,6 +197,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         # The user a Trino definer view runs as when the declaration names no owner.
         self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
+        # Tables the plan's check encoded for views to create, taken by create (one encoding per view).
+        self._encoded: dict[tuple[ViewId, str, str], TableDesc] = {}
 
     @property
     def write_format(self) -> str:
@@ -404,7 +407,12 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         fmt = self.engine_format_for(spec, live)
         if fmt != self.engine_format:
             where = f"{where} (kept in its live {fmt} format)"
-        return errors + formats.check_view(fmt, self.storable(view, spec), where, default_owner=self.trino_owner)
+        stored = self.storable(view, spec)
+        kept = None if live is not None or len(self._encoded) >= ENCODED_KEPT else (
+            lambda table: self._encoded.__setitem__((view, stored.digest(), fmt), table))
+        return errors + formats.check_view(fmt, stored, where, default_owner=self.trino_owner,
+                                           database=view.schema, name=view.name,
+                                           engine_catalog=self._engine_catalog(fmt), keep=kept)
 
     # ---------------------------------------------------------------- write
     def _engine_catalog(self, fmt: str) -> str | None:
@@ -418,11 +426,14 @@ class HiveMetastoreAdapter(MetastoreAdapter):
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         spec = self.storable(view, spec)
         fmt = self.engine_format
+        desc = self._encoded.pop((view, spec.digest(), fmt), None)  # encoded by the plan's check
         try:
-            desc = formats.write_view(fmt, view.schema, view.name, spec, _stamp(marker),
-                                      engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
+            if desc is None:
+                desc = formats.write_view(fmt, view.schema, view.name, spec, {},
+                                          engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
+        desc.parameters.update(_stamp(marker))  # write_view stamps last too
         table = to_thrift(desc)
 
         def create(c: hmsclient.HMSClient) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, Engine
 
 from reconciler.events import model, outbox
-from reconciler.events.lineage import lineage_of_spec
+from reconciler.events.lineage import KnownColumns, lineage_of_spec
 from reconciler.events.sinks import CommandSink, DeliveryError, Sink
 from reconciler.secrets import redact
 
@@ -49,6 +49,7 @@ class Emitter:
 
     def __post_init__(self) -> None:
         outbox.ensure(self.engine)
+        self.known_columns = KnownColumns.of(self.known_columns)
 
     # ------------------------------------------------------------- building
     def event(self, run_id: str, seq: int, event_type: str, subject: str, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,6 +91,10 @@ class Emitter:
             self.enqueue(conn, event)
 
     # ------------------------------------------------------------- hooks
+    def has_vetoes(self) -> bool:
+        """Whether any blocking hook may refuse an action."""
+        return any(isinstance(s, CommandSink) and s.blocking for s in self.sinks)
+
     def veto(self, event: dict[str, Any]) -> str | None:
         """Run the blocking hooks that take this pre-event; the first refusal wins."""
         for sink in self.sinks:

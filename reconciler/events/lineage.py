@@ -47,13 +47,22 @@ class Lineage:
         }
 
 
+class KnownColumns(dict[str, list[str]]):
+    """Column names of known objects by full name, keys lowered once (lookups are
+    case-insensitive): built once per run, not once per view."""
+
+    @classmethod
+    def of(cls, known: Mapping[str, list[str]]) -> KnownColumns:
+        return known if isinstance(known, KnownColumns) else cls((k.lower(), v) for k, v in known.items())
+
+
 # One resolved output column: its name and inputs.
 _Out = list[tuple[str, set[InputColumn]]]
 
 
 class _Resolver:
     def __init__(self, known: Mapping[str, list[str]]) -> None:
-        self.known = {k.lower(): v for k, v in known.items()}
+        self.known = KnownColumns.of(known)
         self.tables: list[str] = []
         self.indirect: set[InputColumn] = set()
 
@@ -203,16 +212,15 @@ def view_lineage(view: str, sql: str, dialect: str, default_catalog: str | None,
     """Lineage of `view` (catalog.schema.name) from its SQL. Table names the query leaves
     partial get the view's default catalog and schema; `known_columns` maps such full names
     (e.g. declared views) to their column lists, to expand `SELECT *`."""
-    import sqlglot
-
     result = Lineage(view)
-    try:
-        tree = sqlglot.parse_one(sql.strip().rstrip(";"), read=vsql.sqlglot_dialect(dialect))
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as err:
-        result.error = f"sqlglot cannot parse the SQL: {str(err).splitlines()[0]}"
+    glot = vsql.sqlglot_dialect(dialect)
+    error = vsql.facts(sql, glot).error
+    if error is not None:
+        result.error = f"sqlglot cannot parse the SQL: {error}"
         return result
+    tree = vsql.tree(sql, glot)  # a copy: _fill_defaults changes it
     if tree is None:
-        result.error = "empty SQL"
+        result.error = "the SQL is not one statement"
         return result
     _fill_defaults(tree, default_catalog, default_schema)
     resolver = _Resolver(known_columns or {})

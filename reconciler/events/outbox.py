@@ -67,19 +67,25 @@ def ensure(engine: Engine) -> None:
     ensure_tables(metadata, engine)
 
 
+# Built once: a statement made per call costs more to compile than to run.
+_FIND = sa.select(events.c.id).where(events.c.event_id == sa.bindparam("event_id"))
+_INSERT_EVENT = events.insert()
+_INSERT_DELIVERY = deliveries.insert()
+
+
 def enqueue(conn: Connection, event: dict[str, Any], sinks: list[str]) -> int:
     """Store `event` with a pending delivery per sink, inside the caller's transaction.
     Writing the same event id twice (a re-run of the same step) keeps the first."""
-    existing = conn.execute(sa.select(events.c.id).where(events.c.event_id == event["id"])).scalar()
+    existing = conn.execute(_FIND, {"event_id": event["id"]}).scalar()
     if existing is not None:
         return int(existing)
-    res = conn.execute(events.insert().values(
-        event_id=event["id"], run_id=str(event["data"].get("run_id", "")), type=event["type"],
-        subject=event["subject"], at=_now(), body=json.dumps(event, sort_keys=True)))
+    res = conn.execute(_INSERT_EVENT, {
+        "event_id": event["id"], "run_id": str(event["data"].get("run_id", "")), "type": event["type"],
+        "subject": event["subject"], "at": _now(), "body": json.dumps(event, sort_keys=True)})
     outbox_id = int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
-    for sink in sinks:
-        conn.execute(deliveries.insert().values(event=outbox_id, sink=sink, status="pending", attempts=0,
-                                                updated_at=_now()))
+    if sinks:
+        conn.execute(_INSERT_DELIVERY, [{"event": outbox_id, "sink": sink, "status": "pending", "attempts": 0,
+                                         "updated_at": _now()} for sink in sinks])
     return outbox_id
 
 

@@ -6,6 +6,7 @@ objects to `TableDesc` and call `read_view`, `write_view` and `check_view`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -90,8 +91,13 @@ def write_view(
 
 
 def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | None = None,
-               owner_option: str = "trino_owner") -> list[tuple[str, str]]:
-    """Plan errors for storing `spec` in format `fmt`; `where` names the catalog and view."""
+               owner_option: str = "trino_owner", database: str = "db", name: str = "v",
+               engine_catalog: str | None = None,
+               keep: Callable[[TableDesc], None] | None = None) -> list[tuple[str, str]]:
+    """Plan errors for storing `spec` in format `fmt`; `where` names the catalog and view.
+    The check encodes the view: given the real `database`, `name` and `engine_catalog`,
+    `keep` receives the table (without a marker) when it is storable, so a create
+    can reuse it instead of encoding again."""
     codec = CODECS.get(fmt)
     if codec is None:
         return [("dialect_not_storable", f"{where}: unknown write format {fmt!r}")]
@@ -108,7 +114,7 @@ def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | Non
                  f"{where}: a definer view in the Trino format runs as its owner, and it has none: "
                  f"declare `owner`, declare `security: invoker`, or set the catalog's `{owner_option}`")]
     try:
-        table = write_view(fmt, "db", "v", spec, {}, default_owner=default_owner)
+        table = write_view(fmt, database, name, spec, {}, engine_catalog=engine_catalog, default_owner=default_owner)
     except FormatError as exc:
         return [("not_storable", f"{where}: {exc}")]
     errors: list[tuple[str, str]] = []
@@ -123,4 +129,6 @@ def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | Non
         if len(col.type) > P.TYPE_NAME_LIMIT:
             errors.append(("value_too_long", f"{where}: the type of column {col.name!r} is {len(col.type)} "
                                              f"characters; the metastore holds at most {P.TYPE_NAME_LIMIT}"))
+    if keep is not None and not errors:
+        keep(table)
     return errors

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from reconciler import sql as vsql
 from reconciler import types as vtypes
 from reconciler.errors import DecodeError
 from reconciler.formats.params import COLUMN_COMMENT_LIMIT
@@ -12,7 +13,7 @@ from reconciler.formats.table import HiveColumn
 from reconciler.model import Column, ViewSpec
 
 if TYPE_CHECKING:
-    from sqlglot import exp
+    pass
 
 
 class FormatError(DecodeError, ValueError):
@@ -69,68 +70,27 @@ def text_of(original: str | None, expanded: str | None) -> str:
     raise FormatError("the view has no SQL text")
 
 
-def _query(sql: str, dialect: str) -> exp.Query | None:
-    import sqlglot  # on first use: a no-op plan never encodes a view
-    from sqlglot import exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
-        return None
-    return tree if isinstance(tree, exp.Query) else None
-
-
-def _first_select(tree: Any) -> exp.Select | None:
-    """The SELECT that names a query's output (the leftmost one of a UNION)."""
-    from sqlglot import exp
-
-    while isinstance(tree, exp.SetOperation):
-        tree = tree.this
-    while isinstance(tree, exp.Subquery):
-        tree = tree.this
-    return tree if isinstance(tree, exp.Select) else None
-
-
-def output_names(sql: str, dialect: str, count: int) -> list[str] | None:
-    """Names of the query's `count` output columns ("" for an expression without a name);
-    None when sqlglot cannot tell (a star, a different column count, unparsable SQL)."""
-    from sqlglot import exp
-
-    tree = _query(sql, dialect)
-    first = _first_select(tree) if tree is not None else None
-    if first is None:
-        return None
-    names = []
-    for sel in first.selects:
-        if isinstance(sel, exp.Star) or (isinstance(sel, exp.Column) and isinstance(sel.this, exp.Star)):
-            return None
-        names.append(sel.alias_or_name if isinstance(sel, (exp.Alias, exp.Column)) else "")
-    return names if len(names) == count else None
-
-
 def alias_outputs(sql: str, dialect: str, names: list[str]) -> str:
     """`sql` with every unnamed output expression aliased to the matching name."""
     from sqlglot import exp
 
-    tree = _query(sql, dialect)
-    first = _first_select(tree) if tree is not None else None
+    tree = vsql.tree(sql, dialect)
+    first = vsql.first_select(tree) if isinstance(tree, exp.Query) else None
     if tree is None or first is None:
         return sql
     for sel, name in zip(list(first.selects), names, strict=False):
         if not isinstance(sel, (exp.Alias, exp.Column)):
             sel.replace(exp.alias_(sel.copy(), name, quoted=True))
-    return tree.sql(dialect=dialect)
+    return str(tree.sql(dialect=dialect))
 
 
 def qualify_tables(sql: str, dialect: str, database: str) -> str:
     """`sql` with unqualified table names prefixed by `database` (for engines that
     run the expanded text without a default database). Unchanged when unsure."""
-    import sqlglot  # on first use: commands that write no hive/flink view never load it
-    from sqlglot import exp
+    from sqlglot import exp  # on first use: commands that write no hive/flink view never load it
 
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+    tree = vsql.tree(sql, dialect)
+    if tree is None:
         return sql
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     changed = False
@@ -138,4 +98,4 @@ def qualify_tables(sql: str, dialect: str, database: str) -> str:
         if not table.args.get("db") and table.name and table.name.lower() not in ctes:
             table.set("db", exp.to_identifier(database))
             changed = True
-    return tree.sql(dialect=dialect) if changed else sql
+    return str(tree.sql(dialect=dialect)) if changed else sql

@@ -28,13 +28,13 @@ from reconciler.formats.common import (
     FormatError,
     alias_outputs,
     from_hive_columns,
-    output_names,
     sql_for,
     text_of,
     to_hive_columns,
 )
 from reconciler.formats.table import TableDesc
 from reconciler.model import Column, Representation, ViewSpec
+from reconciler.sql import output_names
 
 FORMAT = "spark"
 DIALECT = "spark"

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 
 from reconciler import types as vtypes
 from reconciler.errors import DecodeError
-from reconciler.formats.common import output_names
 from reconciler.model import (
     MANAGED_BY,
     MARKER_PREFIX,
@@ -26,6 +25,7 @@ from reconciler.model import (
     ViewSpec,
     digest_of,
 )
+from reconciler.sql import output_names
 
 ENGINE_NAME = "viewsync"
 COMMENT = "comment"

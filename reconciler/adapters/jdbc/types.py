@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-import sqlglot
 from sqlalchemy import types as st
 from sqlalchemy.dialects import mysql as my
 from sqlalchemy.dialects import postgresql as pg
@@ -15,6 +14,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
+from reconciler import sql as vsql
 from reconciler import types as vtypes
 
 # PostgreSQL's unconstrained numeric has no precision; read it the way Spark's JDBC source does.
@@ -153,8 +153,10 @@ def infer_types(
         typed = {col: g for col, t in cols.items() if (g := _to_glot(t)) is not None}
         if typed:  # sqlglot rejects an object without columns
             glot_schema[obj] = typed
+    tree = vsql.tree(sql, dialect)  # the process's one parse, copied: qualify changes it
+    if tree is None:
+        return []
     try:
-        tree = sqlglot.parse_one(sql, read=dialect)
         tree = qualify(tree, schema={schema: glot_schema}, dialect=dialect, db=schema,
                        validate_qualify_columns=False, quote_identifiers=False)
         tree = annotate_types(tree, schema={schema: glot_schema}, dialect=dialect)
