@@ -1,16 +1,15 @@
 """Carry a plan out: lock, re-check every action against the catalog, then
 execute in dependency waves (independent actions concurrently where the
 catalog allows), per-view atomic, with an audit row per attempted action and
-a version row per applied change (committed with the audit outcome). Records
-left by a dead run are repaired first, under the lock (reconciler.repair). A
+a version row per applied change (committed with the audit outcome). A lock
+left by a provably dead process is taken over (reconciler.lockholder), and the
+records of a dead run are repaired first, under the lock (reconciler.repair). A
 failure stops the run; what was applied stays applied and recorded, so a re-run
 converges."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +23,7 @@ from reconciler.errors import UserError
 from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
 from reconciler.gitinfo import GitInfo
+from reconciler.lockholder import holder_string
 from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.repair import repair_dead_runs
@@ -45,6 +45,7 @@ class ApplyResult:
     skipped: list[Action] = field(default_factory=list)
     refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
     repaired: list[str] = field(default_factory=list)  # records of dead runs fixed first
+    took_over: str | None = None  # the line saying the lock of a dead run was taken over
 
     @property
     def ok(self) -> bool:
@@ -80,14 +81,15 @@ def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeou
     if not state.ready or not state.dead_runs(project, ""):
         return []
     run_id = new_run_id()
-    state.acquire_lock(lock_name(project), f"{actor}@{socket.gethostname()}:{os.getpid()} (repair)", run_id,
-                       wait_s=lock_timeout)
+    took_over = state.acquire_lock(lock_name(project), holder_string(actor, "repair"), run_id, wait_s=lock_timeout)
+    if took_over:
+        on_note(took_over)
     try:
         notes = repair_dead_runs(ws, state, project, run_id)
     finally:
         state.release_lock(lock_name(project), run_id)
     for note in notes:
-        on_note(note)
+        on_note(f"Repaired: {note}")
     return notes
 
 
@@ -103,15 +105,15 @@ def apply_plan(
     on_note: Callable[[str], None] | None = None,
 ) -> ApplyResult:
     """`events`: announce the run and every action (outbox rows in the audit rows' transactions,
-    blocking hooks before each action, delivery after each commit)."""
+    blocking hooks before each action, delivery after each commit). `on_note` gets each line
+    to show about the lock taken over and the records repaired."""
     if plan.errors:
         raise UserError("the plan has errors and cannot be applied")
     project = ws.config.project
     run_id = new_run_id()
     result = ApplyResult(run_id)
-    holder = f"{actor}@{socket.gethostname()}:{os.getpid()}"
     try:
-        state.acquire_lock(lock_name(project), holder, run_id, wait_s=lock_timeout)
+        result.took_over = state.acquire_lock(lock_name(project), holder_string(actor), run_id, wait_s=lock_timeout)
     except UserError:
         state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id,
                         outcome="refused")
@@ -122,8 +124,10 @@ def apply_plan(
         state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id)
         result.repaired = repair_dead_runs(ws, state, project, run_id)
         if on_note:
+            if result.took_over:
+                on_note(result.took_over)
             for note in result.repaired:
-                on_note(note)
+                on_note(f"Repaired: {note}")
         # Under the lock, read again what the plan was made against.
         touched: dict[tuple[str, str], list[str]] = {}
         for a in plan.actions:

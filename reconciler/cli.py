@@ -277,7 +277,7 @@ def apply(
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
     repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
-                       lambda note: out(ctx, f"Repaired: {note}\n"))
+                       lambda note: out(ctx, note + "\n"))
     if plan_file is not None:
         result = saved_plan.load(plan_file)
         saved_plan.verify(ws, result, plan_file, decl)
@@ -309,7 +309,7 @@ def apply(
 
     emitter = open_emitter(ws, state.engine, decl.views, _session(ctx).err)
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
-                     on_note=lambda note: out(ctx, f"Repaired: {note}\n"))
+                     on_note=lambda note: out(ctx, note + "\n"))
     owner_errors: list[str] = []
     if res.ok and result.schema_owners:
         owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,

@@ -22,6 +22,7 @@ from reconciler.adapters.managed import ensure_tables, has_tables
 from reconciler.engines import create_engine
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
+from reconciler.lockholder import is_dead
 from reconciler.model import ViewId
 from reconciler.secrets import redact
 
@@ -316,20 +317,29 @@ class StateStore:
 
     # ------------------------------------------------------------------ lock
     def acquire_lock(self, name: str, holder: str, run_id: str, ttl_s: float = 3600,
-                     wait_s: float = 0) -> None:
+                     wait_s: float = 0) -> str | None:
+        """Take the lock, waiting up to wait_s. A lock whose holder is provably dead (a
+        process of this host that no longer runs, see reconciler.lockholder) is taken
+        over: returns the line saying so, else None. Raises LockHeld otherwise."""
         deadline = time.monotonic() + wait_s
         while True:
             current = now()
+            expires = datetime.fromtimestamp(current.timestamp() + ttl_s, UTC)
             try:
                 with self._begin() as conn:
                     conn.execute(locks.delete().where(locks.c.name == name, locks.c.expires_at < current))
                     conn.execute(locks.insert().values(
-                        name=name, holder=holder, run_id=run_id, acquired_at=current,
-                        expires_at=datetime.fromtimestamp(current.timestamp() + ttl_s, UTC)))
-                return
+                        name=name, holder=holder, run_id=run_id, acquired_at=current, expires_at=expires))
+                return None
             except IntegrityError:
                 pass
             held = self.lock_info(name)
+            dead = is_dead(held["holder"]) if held else None
+            if held and dead:
+                if self._take_over(name, held["run_id"], holder, run_id, current, expires):
+                    return (f"Took over the apply lock of dead run {held['run_id']} "
+                            f"(pid {dead.pid} on {dead.host})")
+                continue  # the row changed under us (released, or another taker won): look again
             if time.monotonic() >= deadline:
                 who = (f"held by {held['holder']} (run {held['run_id']}, since "
                        f"{_aware(held['acquired_at']).isoformat(timespec='seconds')}, expires "
@@ -338,6 +348,20 @@ class StateStore:
                 raise LockHeld(f"another apply is running: the lock {name!r} is {who}; wait for it, "
                                f"or if it is dead run `viewsync force-unlock {run}`")
             time.sleep(0.2)
+
+    def _take_over(self, name: str, dead_run: str, holder: str, run_id: str, current: datetime,
+                   expires: datetime) -> bool:
+        """Replace the dead run's lock with ours in one transaction. The delete matches the
+        dead run only, so of two takers one deletes the row and the other deletes nothing."""
+        try:
+            with self._begin() as conn:
+                if conn.execute(locks.delete().where(locks.c.name == name, locks.c.run_id == dead_run)).rowcount != 1:
+                    return False
+                conn.execute(locks.insert().values(
+                    name=name, holder=holder, run_id=run_id, acquired_at=current, expires_at=expires))
+            return True
+        except IntegrityError:
+            return False
 
     def lock_info(self, name: str) -> dict[str, Any] | None:
         if not self.ready:

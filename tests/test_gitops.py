@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -218,6 +219,22 @@ def _many_views(repo: Path, n: int) -> None:
         yaml.safe_dump({"catalog": "local", "schema": "bulk", "views": views}))
 
 
+def _two_applies(repo: Path, tmp_path: Path) -> list[tuple[int, str, str]]:
+    """Two `viewsync apply` processes started at once on 400 new views: (code, stdout, stderr) of each."""
+    _many_views(repo, 400)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "bulk views")
+    exe = shutil.which("viewsync") or "viewsync"
+    logs = {who: (tmp_path / f"{who}.out", tmp_path / f"{who}.err") for who in ("p1", "p2")}
+    procs = []
+    for who, (out, err) in logs.items():  # files, not pipes: a full pipe would block the apply
+        with out.open("w") as o, err.open("w") as e:
+            procs.append(subprocess.Popen([exe, "--repo", str(repo), "apply", "--auto-approve", "--actor", who],
+                                          stdout=o, stderr=e, text=True))
+    codes = [p.wait(timeout=300) for p in procs]
+    return [(code, out.read_text(), err.read_text()) for code, (out, err) in zip(codes, logs.values(), strict=True)]
+
+
 @pytest.mark.parametrize("state_backend", ["sqlite", "postgres"])
 def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: str, tmp_path: Path,
                                                   request: pytest.FixtureRequest) -> None:
@@ -225,18 +242,7 @@ def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: 
         pg_url = request.getfixturevalue("pg_url")
         cfg = (git_repo / "viewsync.yaml").read_text().replace("sqlite:///.viewsync/state.db", pg_url)
         (git_repo / "viewsync.yaml").write_text(cfg)
-    _many_views(git_repo, 400)
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-qm", "bulk views")
-    exe = shutil.which("viewsync") or "viewsync"
-    logs = {who: (tmp_path / f"{who}.out", tmp_path / f"{who}.err") for who in ("p1", "p2")}
-    procs = []
-    for who, (out, err) in logs.items():  # files, not pipes: a full pipe would block the apply
-        with out.open("w") as o, err.open("w") as e:
-            procs.append(subprocess.Popen([exe, "--repo", str(git_repo), "apply", "--auto-approve", "--actor", who],
-                                          stdout=o, stderr=e, text=True))
-    codes = [p.wait(timeout=300) for p in procs]
-    results = [(code, out.read_text(), err.read_text()) for code, (out, err) in zip(codes, logs.values(), strict=True)]
+    results = _two_applies(git_repo, tmp_path)
     winners = [r for r in results if r[0] == 0]
     losers = [r for r in results if r[0] != 0]
     assert len(winners) == 1 and len(losers) == 1, results
@@ -250,17 +256,66 @@ def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: 
     assert [v["version"] for v in hist["versions"]] == [1]
 
 
-def test_force_unlock(git_repo: Path) -> None:
+def _dead_holder(repo: Path, host: str | None = None) -> tuple[str, str]:
+    """A lock and a `running` run left by a process of `host` (default: this one) that is gone:
+    (run id, holder)."""
     from reconciler.config import load_config
+    from reconciler.lockholder import process_start
     from reconciler.state import GitInfo, StateStore
 
-    state = StateStore(load_config(git_repo).state_url)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    start = None
+    while start is None:
+        start = process_start(child.pid)
+    child.kill()
+    child.wait()
+    holder = f"ghost@{host or socket.gethostname()}:{child.pid}/{start}"
+    state = StateStore(load_config(repo).state_url)
     dead = state.start_run("demo-analytics", "apply", "ghost", GitInfo(), None, None)
-    state.acquire_lock("apply:demo-analytics", "ghost@host:1", dead)
+    state.acquire_lock("apply:demo-analytics", holder, dead)
+    state.close()
+    return dead, holder
+
+
+def test_force_unlock(git_repo: Path) -> None:
+    # A holder on another host can never be proven dead from here: it takes force-unlock.
+    dead, holder = _dead_holder(git_repo, f"not-{socket.gethostname()}.invalid")
     blocked = run_cli(git_repo, "apply", "--auto-approve")
-    assert blocked.code == 1 and "ghost@host:1" in blocked.err and f"force-unlock {dead}" in blocked.err
+    assert blocked.code == 1 and holder in blocked.err and f"force-unlock {dead}" in blocked.err
+    assert "Took over" not in blocked.out
     assert run_cli(git_repo, "force-unlock", dead).code == 0
     assert run_cli(git_repo, "apply", "--auto-approve").code == 0
+
+
+def test_dead_local_lock_is_taken_over(git_repo: Path) -> None:
+    dead, holder = _dead_holder(git_repo)
+    res = run_cli(git_repo, "apply", "--auto-approve")
+    assert res.code == 0, res.text
+    pid = holder.split(":")[-1].split("/")[0]
+    lines = res.out.splitlines()
+    took = [i for i, line in enumerate(lines) if line.startswith("Took over")]
+    assert [lines[i] for i in took] == [
+        f"Took over the apply lock of dead run {dead} (pid {pid} on {socket.gethostname()})"]
+    assert lines[took[0] + 1].startswith(f"Repaired: run {dead} ") and "died mid-apply" in lines[took[0] + 1]
+    assert "6 applied" in res.out
+
+
+@pytest.mark.parametrize("state_backend", ["sqlite", "postgres"])
+def test_two_applies_racing_for_a_dead_lock(git_repo: Path, state_backend: str, tmp_path: Path,
+                                            request: pytest.FixtureRequest) -> None:
+    if state_backend == "postgres":
+        pg_url = request.getfixturevalue("pg_url")
+        cfg = (git_repo / "viewsync.yaml").read_text().replace("sqlite:///.viewsync/state.db", pg_url)
+        (git_repo / "viewsync.yaml").write_text(cfg)
+    dead, _ = _dead_holder(git_repo)
+    results = _two_applies(git_repo, tmp_path)
+    winners = [r for r in results if r[0] == 0]
+    assert len(winners) == 1, results
+    took = [line for r in results for line in r[1].splitlines() if line.startswith("Took over")]
+    assert len(took) == 1 and dead in took[0], results  # one taker deleted the dead row; the other saw ours
+    assert "another apply is running" in [r for r in results if r[0] != 0][0][2]
+    assert sum(f"Repaired: run {dead} " in r[1] for r in results) == 1
+    assert run_cli(git_repo, "plan", "--detailed-exitcode").code == 0
 
 
 def test_lock_timeout_waits_for_the_holder(git_repo: Path) -> None:
@@ -272,11 +327,12 @@ def test_lock_timeout_waits_for_the_holder(git_repo: Path) -> None:
 
     state = StateStore(load_config(git_repo).state_url)
     other = state.start_run("demo-analytics", "apply", "other", GitInfo(), None, None)
-    state.acquire_lock("apply:demo-analytics", "other@host:9", other)
+    other_host = f"other@not-{socket.gethostname()}.invalid:9"  # never taken over: not this host
+    state.acquire_lock("apply:demo-analytics", other_host, other)
 
     short = time.monotonic()
     refused = run_cli(git_repo, "apply", "--auto-approve", "--lock-timeout", "0.6")
-    assert refused.code == 1 and "other@host:9" in refused.err
+    assert refused.code == 1 and other_host in refused.err
     assert time.monotonic() - short >= 0.6  # it did wait before giving up
 
     threading.Timer(1.0, state.release_lock, ("apply:demo-analytics", other)).start()
