@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.misbehaving import misbehaving
+from tests.misbehaving import MODES, misbehaving
 
 TIMEOUT = 2
 VIEW = "catalog: local\nschema: s\nviews:\n  - name: v\n    representations:\n      - {dialect: spark, sql: SELECT 1}\n"
@@ -63,3 +63,15 @@ def test_jdbc_catalog(tmp_path: Path, mode: str, kind: str) -> None:
         url = f"{kind}://u@127.0.0.1:{port}/db?{query}"
         repo = _repo(tmp_path, "sqlite:///.viewsync/s.db", f"{{type: jdbc, url: '{url}'}}")
         assert "local" in _one_line_within(repo, "plan")
+
+
+# ------------------------------------------------ catalogs over HTTP and Thrift
+SECRET = "s3cr3t-token-value"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_iceberg_rest(tmp_path: Path, mode: str) -> None:
+    with misbehaving(mode) as port:
+        catalog = f"{{type: iceberg-rest, uri: 'http://127.0.0.1:{port}', timeout: {TIMEOUT}, token: {SECRET}}}"
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
+        assert "'local'" in line and SECRET not in line
