@@ -61,7 +61,8 @@ class IcebergOptions(CatalogOptions):
     scope: str | None = None
     headers: dict[str, str] | None = Field(None, description="extra HTTP headers")
     properties: dict[str, str] | None = Field(None, description="raw pyiceberg properties")
-    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="seconds per HTTP request (default 30)")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0,
+                           description="wall-time seconds per HTTP request, whole answer included (default 30)")
 
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
