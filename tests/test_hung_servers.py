@@ -84,3 +84,14 @@ def test_hms(tmp_path: Path, mode: str) -> None:
         # the timeout bounds the whole call once (it was doubled by the reconnect-and-retry)
         line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan", within=2 * TIMEOUT)
         assert "'local'" in line
+
+
+@pytest.mark.parametrize("mode", [*SQL_MODES, "http500"])
+def test_glue(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    with misbehaving(mode) as port:
+        catalog = (f"{{type: glue, region: us-east-1, endpoint_url: 'http://127.0.0.1:{port}', "
+                   f"timeout: {TIMEOUT}}}")
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
+        assert "'local'" in line and SECRET not in line

@@ -42,8 +42,8 @@ from reconciler.adapters.base import (
     WriteContext,
     detail_of,
 )
+from reconciler.adapters.deadline import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
-from reconciler.adapters.iceberg.deadline import MAX_REDIRECTS, bound_requests, use_deadline_pools
 from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import DecodeError
 from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
@@ -71,6 +71,7 @@ UNREADABLE_FORMAT = "iceberg-unreadable"
 _SECRET_OPTIONS = ("token", "credential")
 _SECRET_WORDS = ("token", "secret", "password", "credential", "key", "auth")
 MAX_COMMIT_ATTEMPTS = 3
+MAX_REDIRECTS = 5  # a REST catalog has no reason to redirect more: a loop fails fast
 
 # Errors a REST round trip can raise that are expected failures (not bugs).
 _CLIENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -96,6 +97,7 @@ class _TimeoutRestCatalog(RestCatalog):
     def _config_headers(self, session: requests.Session) -> None:
         # the first thing pyiceberg does with each new session, before any request
         bound_requests(session, self._viewsync_timeout)
+        session.max_redirects = MAX_REDIRECTS
         super()._config_headers(session)
 
     def _create_session(self) -> requests.Session:

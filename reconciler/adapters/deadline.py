@@ -1,29 +1,31 @@
-"""A wall-time limit for every HTTP request of a requests Session.
+"""A wall-time limit for HTTP requests made through urllib3 (requests, botocore).
 
-requests (urllib3) timeouts bound each socket operation, so a server trickling one
-byte a second is never cut off. Here a request gets a deadline (connect, redirects
-and the whole response, body included); every read of the response waits at most
-until the deadline, then fails as urllib3's read timeout. No threads: each socket
-read's own timeout is set to the time left.
+urllib3's timeouts bound each socket operation, so a server trickling one byte a
+second is never cut off. Inside `deadline(seconds)`, a request (connect, redirects,
+retries and the whole response, body included) ends by one deadline: every read of a
+response waits at most the time left, then fails as urllib3's read timeout. No
+threads: each socket read's own timeout is set to the time left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import io
 import socket
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
 import requests
+from botocore.awsrequest import AWSHTTPConnection, AWSHTTPConnectionPool, AWSHTTPSConnection, AWSHTTPSConnectionPool
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 # The monotonic deadline of the request this thread (context) is making, if bounded.
 _DEADLINE: ContextVar[float | None] = ContextVar("viewsync_http_deadline", default=None)
-MAX_REDIRECTS = 5  # a REST catalog has no reason to redirect more: a loop fails fast
 
 
 def _left(deadline: float) -> float:
@@ -31,6 +33,25 @@ def _left(deadline: float) -> float:
     if left <= 0:
         raise TimeoutError("the request took longer than its timeout")
     return left
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Requests made inside end within `seconds` from now (an enclosing deadline is kept)."""
+    if _DEADLINE.get() is not None:
+        yield
+        return
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def expired() -> bool:
+    """Whether the current deadline has passed (a failure then is a timeout)."""
+    current = _DEADLINE.get()
+    return current is not None and time.monotonic() >= current
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -66,33 +87,39 @@ class _DeadlineSocket:
 
 class _DeadlineResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
-        deadline = _DEADLINE.get()
-        super().__init__(sock if deadline is None else _DeadlineSocket(sock, deadline),  # type: ignore[arg-type]
+        current = _DEADLINE.get()
+        super().__init__(sock if current is None else _DeadlineSocket(sock, current),  # type: ignore[arg-type]
                          *args, **kwargs)
 
 
-def _clamp_connect(conn: HTTPConnection) -> None:
-    """A connect (of a redirect too) waits no longer than the time left."""
-    deadline = _DEADLINE.get()
-    if deadline is not None:
-        left = _left(deadline)
-        conn.timeout = min(conn.timeout, left) if isinstance(conn.timeout, int | float) else left
+class _DeadlineConnection(HTTPConnection):
+    """Mixed into a urllib3 connection class: responses read by the deadline, and a
+    connect (of a redirect or retry too) waits no longer than the time left."""
 
-
-class _HTTPConnection(HTTPConnection):
     response_class = _DeadlineResponse
 
     def connect(self) -> None:
-        _clamp_connect(self)
+        current = _DEADLINE.get()
+        if current is not None:
+            left = _left(current)
+            self.timeout = min(self.timeout, left) if isinstance(self.timeout, int | float) else left
         super().connect()
 
 
-class _HTTPSConnection(HTTPSConnection):
-    response_class = _DeadlineResponse
+class _HTTPConnection(_DeadlineConnection):
+    pass
 
-    def connect(self) -> None:
-        _clamp_connect(self)
-        super().connect()
+
+class _HTTPSConnection(_DeadlineConnection, HTTPSConnection):
+    pass
+
+
+class _AWSHTTPConnection(_DeadlineConnection, AWSHTTPConnection):  # type: ignore[misc]  # botocore: untyped
+    pass
+
+
+class _AWSHTTPSConnection(_DeadlineConnection, AWSHTTPSConnection):  # type: ignore[misc]
+    pass
 
 
 class _HTTPPool(HTTPConnectionPool):
@@ -101,6 +128,14 @@ class _HTTPPool(HTTPConnectionPool):
 
 class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
+
+
+class _AWSHTTPPool(AWSHTTPConnectionPool):  # type: ignore[misc]
+    ConnectionCls = _AWSHTTPConnection
+
+
+class _AWSHTTPSPool(AWSHTTPSConnectionPool):  # type: ignore[misc]
+    ConnectionCls = _AWSHTTPSConnection
 
 
 def use_deadline_pools(session: requests.Session) -> None:
@@ -114,18 +149,22 @@ def bound_requests(session: requests.Session, seconds: float) -> None:
     """Every request of `session` (redirects and reading the body included) takes at most
     `seconds` of wall time; a longer one raises requests' timeout/connection errors."""
     use_deadline_pools(session)
-    session.max_redirects = MAX_REDIRECTS
     request = session.request
 
     def bounded(method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
-        if _DEADLINE.get() is not None:  # a request made while one runs (auth): same deadline
-            return request(method, url, *args, **kwargs)
-        token = _DEADLINE.set(time.monotonic() + seconds)
-        try:
+        with deadline(seconds):
             if kwargs.get("timeout") is None:
                 kwargs["timeout"] = seconds  # connect, and a first bound on each read
             return request(method, url, *args, **kwargs)
-        finally:
-            _DEADLINE.reset(token)
 
     session.request = bounded  # type: ignore[method-assign]
+
+
+def bound_botocore(client: Any) -> None:
+    """Make a botocore client's connections honour the deadline. botocore has no public
+    hook for its connection classes: its URLLib3Session keeps them in `_pool_classes_by_scheme`
+    (proxy managers are given the same)."""
+    http_session = client._endpoint.http_session
+    pools = {"http": _AWSHTTPPool, "https": _AWSHTTPSPool}
+    http_session._pool_classes_by_scheme = pools
+    http_session._manager.pool_classes_by_scheme = pools
