@@ -8,7 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 
+from reconciler.adapters.deadline import bound_requests
+from reconciler.adapters.glue.adapter import GlueAdapter
+from reconciler.errors import AdapterError
 from tests.conftest import run_cli
 from tests.misbehaving import MODES, misbehaving
 
@@ -95,3 +99,22 @@ def test_glue(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> Non
                    f"timeout: {TIMEOUT}}}")
         line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
         assert "'local'" in line and SECRET not in line
+
+
+def test_http_deadline_bounds_the_whole_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Good headers, then a body trickling one byte a second: each read is quick, yet the
+    request ends by its deadline, through requests and through botocore alike."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with misbehaving("slowbody") as port:
+        session = requests.Session()
+        bound_requests(session, 1)
+        start = time.monotonic()
+        with pytest.raises(requests.RequestException):
+            session.get(f"http://127.0.0.1:{port}/v1/config")
+        assert time.monotonic() - start < 2
+        glue = GlueAdapter("g", {"region": "us-east-1", "endpoint_url": f"http://127.0.0.1:{port}", "timeout": 1})
+        start = time.monotonic()
+        with pytest.raises(AdapterError, match="timed out"):
+            glue.list_schemas()
+        assert time.monotonic() - start < 1 + 4  # one timeout, then attempts that fail at once, backoff

@@ -14,13 +14,14 @@ import http.client
 import io
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
 import requests
 from botocore.awsrequest import AWSHTTPConnection, AWSHTTPConnectionPool, AWSHTTPSConnection, AWSHTTPSConnectionPool
 from requests.adapters import HTTPAdapter
+from urllib3 import PoolManager, ProxyManager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -138,11 +139,26 @@ class _AWSHTTPSPool(AWSHTTPSConnectionPool):  # type: ignore[misc]
     ConnectionCls = _AWSHTTPSConnection
 
 
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
 def use_deadline_pools(session: requests.Session) -> None:
-    """Make every mounted adapter's connections honour the deadline (idempotent)."""
+    """Make every mounted adapter's connections honour the deadline, through an HTTP(S)
+    proxy too (idempotent)."""
     for adapter in session.adapters.values():
-        if isinstance(adapter, HTTPAdapter):
-            adapter.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+        if isinstance(adapter, HTTPAdapter) and not hasattr(adapter, "_viewsync_bounded"):
+            adapter.poolmanager.pool_classes_by_scheme = _POOLS
+            adapter.proxy_manager_for = _bounded_proxies(adapter.proxy_manager_for)  # type: ignore[method-assign]
+            adapter._viewsync_bounded = True  # type: ignore[attr-defined]
+
+
+def _bounded_proxies(make: Callable[..., PoolManager]) -> Callable[..., PoolManager]:
+    def proxy_manager_for(proxy: str, **kwargs: Any) -> PoolManager:
+        manager = make(proxy, **kwargs)
+        if type(manager) is ProxyManager:  # not SOCKS: its pools have their own connection classes
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
+    return proxy_manager_for
 
 
 def bound_requests(session: requests.Session, seconds: float) -> None:
