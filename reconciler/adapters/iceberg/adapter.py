@@ -581,7 +581,7 @@ class IcebergRestAdapter(CatalogAdapter):
     def _after_unknown(self, cat: RestCatalog, view: ViewId, spec: ViewSpec, marker: Marker, what: str,
                        cause: BaseException | str) -> None:
         """Commit state unknown (5xx, connection lost): reload to find out what happened."""
-        detail = cause if isinstance(cause, str) else (str(cause).strip() or type(cause).__name__)
+        detail = _detail(cause, self._timeout)
         try:
             fresh = self._load(cat, view)
         except AdapterError as exc:
