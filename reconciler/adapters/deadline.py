@@ -180,7 +180,9 @@ def bound_botocore(client: Any) -> None:
     """Make a botocore client's connections honour the deadline. botocore has no public
     hook for its connection classes: its URLLib3Session keeps them in `_pool_classes_by_scheme`
     (proxy managers are given the same)."""
-    http_session = client._endpoint.http_session
+    http_session: Any = getattr(client._endpoint, "http_session", None)
+    if not hasattr(http_session, "_pool_classes_by_scheme") or not hasattr(http_session, "_manager"):
+        return  # another botocore: its per-read timeouts still apply (the hung-server tests say so)
     pools = {"http": _AWSHTTPPool, "https": _AWSHTTPSPool}
     http_session._pool_classes_by_scheme = pools
     http_session._manager.pool_classes_by_scheme = pools
