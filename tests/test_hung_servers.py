@@ -1,6 +1,7 @@
-"""Every SQL connection has a timeout: a state store, managed store or JDBC
-catalog that is closed, accepts and hangs, trickles bytes or sends garbage
-fails within its timeout + 5 s, with one line naming what failed."""
+"""Every connection has a timeout: a state store, managed store, JDBC, Iceberg REST,
+Hive Metastore or Glue catalog that is closed, accepts and hangs, trickles bytes,
+sends garbage (or, over HTTP, errors, redirects in a loop or answers wrongly typed
+JSON) fails within its timeout + 5 s, with one line naming what failed."""
 
 from __future__ import annotations
 
