@@ -1,5 +1,6 @@
 """Misbehaving servers on free local ports: closed, accepts-and-hangs, trickles
-bytes, garbage, HTTP 500, HTTP redirect loop, wrongly typed JSON."""
+bytes, garbage, HTTP 500, HTTP redirect loop, wrongly typed JSON (MODES); and
+`slowbody`, HTTP headers at once and then the body one byte a second."""
 
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event) -> 
                 conn.settimeout(5)
                 with contextlib.suppress(OSError):
                     conn.recv(65536)
+                if mode == "slowbody":  # a good start, then the body one byte a second
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+                    while not stop.is_set():
+                        conn.sendall(b" ")
+                        stop.wait(1)
+                    return
                 if mode == "http500":
                     body = b'{"error": {"message": "boom", "type": "Internal", "code": 500}}'
                     head = b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"

@@ -1,6 +1,7 @@
-"""Every SQL connection has a timeout: a state store, managed store or JDBC
-catalog that is closed, accepts and hangs, trickles bytes or sends garbage
-fails within its timeout + 5 s, with one line naming what failed."""
+"""Every connection has a timeout: a state store, managed store, JDBC, Iceberg REST,
+Hive Metastore or Glue catalog that is closed, accepts and hangs, trickles bytes,
+sends garbage (or, over HTTP, errors, redirects in a loop or answers wrongly typed
+JSON) fails within its timeout + 5 s, with one line naming what failed."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 
+from reconciler.adapters.deadline import bound_requests
+from reconciler.adapters.glue.adapter import GlueAdapter
+from reconciler.errors import AdapterError
 from tests.conftest import run_cli
-from tests.misbehaving import misbehaving
+from tests.misbehaving import MODES, misbehaving
 
 TIMEOUT = 2
 VIEW = "catalog: local\nschema: s\nviews:\n  - name: v\n    representations:\n      - {dialect: spark, sql: SELECT 1}\n"
@@ -24,12 +29,12 @@ def _repo(tmp_path: Path, state: str, catalog: str) -> Path:
     return tmp_path
 
 
-def _one_line_within(repo: Path, *args: str) -> str:
+def _one_line_within(repo: Path, *args: str, within: float = TIMEOUT + 5) -> str:
     start = time.monotonic()
     res = run_cli(repo, *args)
     elapsed = time.monotonic() - start
     assert res.code == 1, res.text
-    assert elapsed < TIMEOUT + 5, elapsed
+    assert elapsed < within, elapsed
     lines = [ln for ln in res.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: "), res.err
     assert "Error: unexpected" not in res.err
@@ -63,3 +68,54 @@ def test_jdbc_catalog(tmp_path: Path, mode: str, kind: str) -> None:
         url = f"{kind}://u@127.0.0.1:{port}/db?{query}"
         repo = _repo(tmp_path, "sqlite:///.viewsync/s.db", f"{{type: jdbc, url: '{url}'}}")
         assert "local" in _one_line_within(repo, "plan")
+
+
+# ------------------------------------------------ catalogs over HTTP and Thrift
+SECRET = "s3cr3t-token-value"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_iceberg_rest(tmp_path: Path, mode: str) -> None:
+    with misbehaving(mode) as port:
+        catalog = f"{{type: iceberg-rest, uri: 'http://127.0.0.1:{port}', timeout: {TIMEOUT}, token: {SECRET}}}"
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
+        assert "'local'" in line and SECRET not in line
+
+
+@pytest.mark.parametrize("mode", SQL_MODES)
+def test_hms(tmp_path: Path, mode: str) -> None:
+    with misbehaving(mode) as port:
+        catalog = f"{{type: hms, uri: 'thrift://127.0.0.1:{port}', timeout: {TIMEOUT}}}"
+        # the timeout bounds the whole call once (it was doubled by the reconnect-and-retry)
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan", within=2 * TIMEOUT)
+        assert "'local'" in line
+
+
+@pytest.mark.parametrize("mode", [*SQL_MODES, "http500"])
+def test_glue(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    with misbehaving(mode) as port:
+        catalog = (f"{{type: glue, region: us-east-1, endpoint_url: 'http://127.0.0.1:{port}', "
+                   f"timeout: {TIMEOUT}}}")
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
+        assert "'local'" in line and SECRET not in line
+
+
+def test_http_deadline_bounds_the_whole_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Good headers, then a body trickling one byte a second: each read is quick, yet the
+    request ends by its deadline, through requests and through botocore alike."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with misbehaving("slowbody") as port:
+        session = requests.Session()
+        bound_requests(session, 1)
+        start = time.monotonic()
+        with pytest.raises(requests.RequestException):
+            session.get(f"http://127.0.0.1:{port}/v1/config")
+        assert time.monotonic() - start < 2
+        glue = GlueAdapter("g", {"region": "us-east-1", "endpoint_url": f"http://127.0.0.1:{port}", "timeout": 1})
+        start = time.monotonic()
+        with pytest.raises(AdapterError, match="timed out"):
+            glue.list_schemas()
+        assert time.monotonic() - start < 1 + 4  # one timeout, then attempts that fail at once, backoff

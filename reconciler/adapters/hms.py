@@ -22,6 +22,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
 
@@ -141,6 +142,44 @@ def _reason(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc) or type(exc).__name__
 
 
+# The deadline of the metastore call this thread (context) is making.
+_DEADLINE: ContextVar[float | None] = ContextVar("viewsync_hms_deadline", default=None)
+
+
+class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no type hints
+    """A Thrift socket whose every read and write ends by the call's deadline: a socket
+    timeout alone bounds each read, so a server trickling bytes was never cut off."""
+
+    def _until_deadline(self) -> None:
+        deadline = _DEADLINE.get()
+        if deadline is not None and self.handle is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "timed out")
+            self.handle.settimeout(left)
+
+    def read(self, sz: int) -> bytes:
+        self._until_deadline()
+        data: bytes = super().read(sz)
+        return data
+
+    def write(self, buff: bytes) -> None:
+        self._until_deadline()
+        super().write(buff)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    if isinstance(exc, TTransport.TTransportException):
+        return bool(exc.type == TTransport.TTransportException.TIMED_OUT)
+    return isinstance(exc, TimeoutError)
+
+
+def _not_thrift(exc: BaseException) -> bool:
+    """Framing no Thrift server sends (garbage read as a size)."""
+    return isinstance(exc, TTransport.TTransportException) and exc.type in (
+        TTransport.TTransportException.SIZE_LIMIT, TTransport.TTransportException.NEGATIVE_SIZE)
+
+
 class HmsHandle(AdapterHandle):
     """The Thrift table a fetch read: the base of an update (createTime, storage...)."""
 
@@ -167,7 +206,8 @@ class HmsOptions(CatalogOptions):
     engine_format: EngineFormat = Field("spark", description="the format of the views viewsync creates")
     write_format: EngineFormat | None = Field(None, deprecated="use engine_format",
                                               json_schema_extra=replaced_by("engine_format"))
-    timeout: float = Field(30, gt=0, description="seconds per Thrift call (default 30)")
+    timeout: float = Field(30, gt=0,
+                           description="wall-time seconds per Thrift call, reconnect included (default 30)")
     spark_catalog: str | None = Field(None, description="the name Spark gives this metastore")
     trino_catalog: str | None = Field(None, description="the name Trino gives this metastore")
     trino_owner: str | None = Field(None, description="the user a Trino definer view runs as when it declares "
@@ -216,12 +256,14 @@ class HiveMetastoreAdapter(MetastoreAdapter):
     def _connect(self) -> hmsclient.HMSClient:
         # Connect the socket ourselves: thrift's TSocket.open logs every failed attempt
         # (address, traceback) to the application's handlers; we report one clear line instead.
+        deadline = _DEADLINE.get()
+        left = self.timeout_ms / 1000 if deadline is None else max(deadline - time.monotonic(), 0.001)
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_ms / 1000)
+            sock = socket.create_connection((self.host, self.port), timeout=left)
         except OSError as exc:
             raise self.error(f"catalog {self.name!r}: cannot reach the Hive Metastore at "
                              f"{self.host}:{self.port} ({_reason(exc)})") from None
-        transport = TSocket.TSocket(self.host, self.port)
+        transport = _DeadlineSocket(self.host, self.port)
         transport.setHandle(sock)
         # thrift's C extension (fastbinary) decodes a 100-table read several times faster than the
         # pure-Python protocol; the accelerated class falls back to Python where it is missing.
@@ -235,24 +277,40 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         self._clients.discard()
 
     def _call(self, what: str, fn: Callable[[hmsclient.HMSClient], T], *, retry: bool = True) -> T:
-        """One metastore round trip; a broken connection is reopened once for reads."""
-        for attempt in (1, 2):
-            self.count_call()
-            client = self._client()
-            try:
-                return fn(client)
-            except (TTransport.TTransportException, OSError) as exc:
-                self._drop_client()
-                if attempt == 2 or not retry:
-                    raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
-                                     f"{self.host}:{self.port} ({exc})") from None
-            except TException as exc:
-                # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
-                self._drop_client()  # the protocol state may be out of step after an error
-                detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
-                                 f"{detail}") from None
-        raise AssertionError("unreachable")
+        """One metastore round trip, all of it (a reconnect too) within the timeout once;
+        a connection found broken is reopened once for reads."""
+        token = _DEADLINE.set(time.monotonic() + self.timeout_ms / 1000)
+        try:
+            for attempt in (1, 2):
+                self.count_call()
+                client = self._client()
+                try:
+                    return fn(client)
+                except (TTransport.TTransportException, OSError) as exc:
+                    self._drop_client()
+                    if _timed_out(exc):  # a slow server, not a stale connection: never retried
+                        raise self.error(f"catalog {self.name!r}: {what} failed: the Hive Metastore at "
+                                         f"{self.host}:{self.port} timed out (no complete answer within "
+                                         f"{self.timeout_ms / 1000:g} s)") from None
+                    if _not_thrift(exc):
+                        raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
+                                         f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
+                    if attempt == 2 or not retry:
+                        raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
+                                         f"{self.host}:{self.port} ({exc})") from None
+                except TException as exc:
+                    # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
+                    self._drop_client()  # the protocol state may be out of step after an error
+                    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                    raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
+                                     f"{detail}") from None
+                except UnicodeDecodeError:  # bytes that are no Thrift answer
+                    self._drop_client()
+                    raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
+                                     f"{self.host}:{self.port} is not a Hive Metastore's") from None
+            raise AssertionError("unreachable")
+        finally:
+            _DEADLINE.reset(token)
 
     def close(self) -> None:
         self._clients.close_all()

@@ -9,6 +9,7 @@ Catalog options:
   definer         IAM role ARN stamped as ViewDefinition.Definer (multi-dialect)
   dialect_versions  {ATHENA: "3", SPARK: "3.5", ...} for multi-dialect representations
   profile         a named profile of the shared AWS config files
+  timeout         wall-time seconds per Glue call, botocore's retries included (default 30)
 Credentials come from the default AWS chain (environment variables, shared
 files, SSO, instance/task roles) via boto3; viewsync never prints or stores them.
 
@@ -35,10 +36,12 @@ from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    ConnectTimeoutError,
     EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
     PartialCredentialsError,
+    ReadTimeoutError,
 )
 from pydantic import Field
 
@@ -53,6 +56,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
+from reconciler.adapters.deadline import bound_botocore, deadline, expired
 from reconciler.adapters.glue import codec
 from reconciler.adapters.glue import legacy_codec as legacy
 from reconciler.adapters.metastore import Decoded, MetastoreAdapter, Unreadable, markers
@@ -79,6 +83,12 @@ _DIALECTS = {"athena": ("trino", "athena"), "spark": ("spark",), "hive": ("hive"
 ViewFormat = Literal["multi-dialect", "athena", "spark", "hive"]
 
 
+DEFAULT_TIMEOUT = 30.0
+# botocore's standard retries (throttling, 5xx, dropped connections), at most this many
+# attempts: with the backoff (under 1 + 2 s) a failing call stays within its timeout + 5 s.
+MAX_ATTEMPTS = 3
+
+
 class GlueOptions(CatalogOptions):
     """credentials from the default AWS chain"""
 
@@ -93,6 +103,8 @@ class GlueOptions(CatalogOptions):
     dialect_versions: dict[str, str] | None = Field(None, description="e.g. {ATHENA: '3'}, multi-dialect views")
     trino_owner: str | None = Field(None, description="the user an athena (Trino) definer view runs as when it "
                                                 "declares no owner")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="wall-time seconds per Glue call, its retries "
+                                                             "included (default 30)")
 
 
 _KNOWN_OPTIONS = GlueOptions.names()
@@ -136,6 +148,11 @@ class GlueAdapter(MetastoreAdapter):
         if not isinstance(raw_versions, dict):
             raise self.error(f"catalog {name!r} (glue): dialect_versions must be a mapping")
         self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
+        timeout = options.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise self.error(f"catalog {name!r} (glue): option 'timeout' must be a number of seconds > 0, "
+                             f"not {timeout!r}")
+        self.timeout = float(timeout)
         self._client: Any = None
         self._client_lock = threading.Lock()
 
@@ -161,12 +178,15 @@ class GlueAdapter(MetastoreAdapter):
         profile = str(self.options["profile"]) if self.options.get("profile") else None
         try:
             session = boto3.session.Session(region_name=self.region, profile_name=profile)
-            return session.client(
+            client = session.client(
                 "glue",
                 endpoint_url=self.endpoint_url,
-                config=Config(retries={"max_attempts": 5, "mode": "standard"},
-                              connect_timeout=10, read_timeout=60, user_agent_extra="viewsync"),
+                config=Config(retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"},
+                              connect_timeout=self.timeout, read_timeout=self.timeout,
+                              user_agent_extra="viewsync"),
             )
+            bound_botocore(client)  # each call (retries included) ends by the deadline `_call` sets
+            return client
         except NoRegionError:
             raise self.error(f"catalog {self.name!r} (glue): no AWS region; set the catalog option "
                              "'region' or AWS_REGION") from None
@@ -190,13 +210,23 @@ class GlueAdapter(MetastoreAdapter):
     def _call(self, op: str, **kwargs: Any) -> dict[str, Any]:
         """One Glue round trip; library errors become AdapterError subclasses."""
         self.count_call()
+        client = self.client  # built outside the deadline (reading AWS config is no request)
         try:
-            result: dict[str, Any] = getattr(self.client, op)(**self._ids(), **kwargs)
-            return result
+            with deadline(self.timeout):
+                try:
+                    result: dict[str, Any] = getattr(client, op)(**self._ids(), **kwargs)
+                    return result
+                except (BotoCoreError, ClientError) as exc:
+                    if expired() or isinstance(exc, ConnectTimeoutError | ReadTimeoutError):
+                        raise self.error(f"catalog {self.name!r} (glue): {op} failed: timed out (no complete "
+                                         f"answer within {self.timeout:g} s)") from None
+                    raise
         except ClientError as exc:
             err = exc.response.get("Error", {})
             code = str(err.get("Code", "Unknown"))
             detail = f"{code}: {err.get('Message', '')}".rstrip(": ")
+            if code.isdigit():  # no AWS error in the body: botocore's code is the HTTP status
+                detail = f"HTTP {code} from the endpoint, no AWS error in the answer"
             message = f"catalog {self.name!r} (glue): {op} failed: {detail}"
             if code == "ConcurrentModificationException":
                 raise self.error(message, ConflictError) from None

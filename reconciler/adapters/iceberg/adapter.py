@@ -12,6 +12,7 @@ whether the commit landed).
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import warnings
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from pyiceberg import exceptions as ice_exc
 from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCatalog, ViewResponse
 from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
+from urllib3 import exceptions as urllib3_exc
 
 from reconciler import catalog_json
 from reconciler.adapters.base import (
@@ -39,13 +41,15 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     ThreadClients,
     WriteContext,
+    detail_of,
 )
+from reconciler.adapters.deadline import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import DecodeError
 from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
 
-DEFAULT_TIMEOUT = 30.0  # seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
+DEFAULT_TIMEOUT = 30.0  # wall-time seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
 
 
 class IcebergOptions(CatalogOptions):
@@ -58,7 +62,8 @@ class IcebergOptions(CatalogOptions):
     scope: str | None = None
     headers: dict[str, str] | None = Field(None, description="extra HTTP headers")
     properties: dict[str, str] | None = Field(None, description="raw pyiceberg properties")
-    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="seconds per HTTP request (default 30)")
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0,
+                           description="wall-time seconds per HTTP request, whole answer included (default 30)")
 
 
 # Options of a `type: iceberg-rest` catalog in viewsync.yaml.
@@ -67,6 +72,7 @@ UNREADABLE_FORMAT = "iceberg-unreadable"
 _SECRET_OPTIONS = ("token", "credential")
 _SECRET_WORDS = ("token", "secret", "password", "credential", "key", "auth")
 MAX_COMMIT_ATTEMPTS = 3
+MAX_REDIRECTS = 5  # a REST catalog has no reason to redirect more: a loop fails fast
 
 # Errors a REST round trip can raise that are expected failures (not bugs).
 _CLIENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -82,8 +88,8 @@ _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
 
 
 class _TimeoutRestCatalog(RestCatalog):
-    """A RestCatalog whose every HTTP session has a default timeout, including the ones
-    pyiceberg opens during construction (/v1/config, the OAuth2 token request)."""
+    """A RestCatalog whose every HTTP request has a wall-time limit, including the ones
+    pyiceberg makes during construction (/v1/config, the OAuth2 token request)."""
 
     def __init__(self, name: str, timeout: float, **properties: str) -> None:
         self._viewsync_timeout = timeout  # set first: the constructor already makes requests
@@ -91,20 +97,14 @@ class _TimeoutRestCatalog(RestCatalog):
 
     def _config_headers(self, session: requests.Session) -> None:
         # the first thing pyiceberg does with each new session, before any request
-        _default_timeout(session, self._viewsync_timeout)
+        bound_requests(session, self._viewsync_timeout)
+        session.max_redirects = MAX_REDIRECTS
         super()._config_headers(session)
 
-
-def _default_timeout(session: requests.Session, seconds: float) -> None:
-    """Give every request of `session` a timeout unless the caller set one."""
-    request = session.request
-
-    def with_timeout(method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = seconds
-        return request(method, url, *args, **kwargs)
-
-    session.request = with_timeout  # type: ignore[method-assign]
+    def _create_session(self) -> requests.Session:
+        session = super()._create_session()
+        use_deadline_pools(session)  # adapters mounted after _config_headers (SigV4)
+        return session
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,47 @@ def _safe_uri(uri: str) -> str:
     return urlunsplit(parts)
 
 
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what it wraps (urllib3 keeps causes in `reason` and `args`), breadth first."""
+    seen: list[BaseException] = []
+    pending = [exc]
+    while pending and len(seen) < 20:
+        cur = pending.pop(0)
+        if any(cur is s for s in seen):
+            continue
+        seen.append(cur)
+        yield cur
+        pending += [c for c in (getattr(cur, "reason", None), cur.__cause__, cur.__context__, *cur.args)
+                    if isinstance(c, BaseException)]
+
+
+def _detail(exc: BaseException | str, timeout: float) -> str:
+    """One line saying why a request failed (library wrappers and dumps left out)."""
+    if isinstance(exc, str):
+        return detail_of(exc)
+    if isinstance(exc, PydanticValidationError):  # the server's answer has the wrong shapes
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": str(exc)}
+        where = ".".join(map(str, first["loc"])) or "the body"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"the server's answer is not a valid {exc.title}: {where}: {first['msg']}{more}"
+    if isinstance(exc, ice_exc.ServerError | ice_exc.ServiceUnavailableError):
+        return f"server error: {detail_of(exc)}"
+    if isinstance(exc, requests.TooManyRedirects):
+        return f"the server redirects in a loop (more than {MAX_REDIRECTS} redirects)"
+    if isinstance(exc, requests.RequestException):
+        causes = list(_causes(exc))
+        for cause in causes:  # e.g. connection refused (urllib3 counts that as a timeout)
+            if isinstance(cause, OSError) and cause.strerror and not isinstance(cause, TimeoutError):
+                return cause.strerror.lower()
+        if any(isinstance(c, requests.Timeout | TimeoutError | urllib3_exc.TimeoutError) for c in causes):
+            return f"timed out (no complete answer within {timeout:g} s)"
+        for cause in causes:
+            if isinstance(cause, http.client.HTTPException):
+                return f"the server's answer is not HTTP ({type(cause).__name__})"
+    return detail_of(exc)
+
+
 def _error_text(response: requests.Response) -> str:
     """The message of an Iceberg ErrorResponse body, else the HTTP reason."""
     try:
@@ -217,8 +258,7 @@ class IcebergRestAdapter(CatalogAdapter):
         return self.redact(f"{self.name} (iceberg-rest {uri}{extra})")
 
     def _fail(self, what: str, exc: BaseException | str) -> NoReturn:
-        detail = exc if isinstance(exc, str) else (str(exc).strip() or type(exc).__name__)
-        raise self.error(f"catalog {self.name!r}: {what}: {detail}") from None
+        raise self.fail(what, _detail(exc, self._timeout)) from None
 
     @contextlib.contextmanager
     def _translate(self, what: str) -> Iterator[None]:
@@ -244,6 +284,8 @@ class IcebergRestAdapter(CatalogAdapter):
             self.count_call(3 if "credential" in self._props else 1)
             try:
                 cat = _TimeoutRestCatalog(self.name, self._timeout, **self._props)
+            except PydanticValidationError as exc:  # /v1/config's answer (a ValueError too)
+                self._fail(f"cannot connect to {_safe_uri(self._props['uri'])}", exc)
             except ValueError as exc:  # pyiceberg rejecting one of the `properties`
                 self._fail("invalid catalog properties", exc)
         cat._session.hooks["response"].append(self._count_response)
@@ -543,7 +585,7 @@ class IcebergRestAdapter(CatalogAdapter):
     def _after_unknown(self, cat: RestCatalog, view: ViewId, spec: ViewSpec, marker: Marker, what: str,
                        cause: BaseException | str) -> None:
         """Commit state unknown (5xx, connection lost): reload to find out what happened."""
-        detail = cause if isinstance(cause, str) else (str(cause).strip() or type(cause).__name__)
+        detail = _detail(cause, self._timeout)
         try:
             fresh = self._load(cat, view)
         except AdapterError as exc:
