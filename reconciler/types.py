@@ -332,6 +332,11 @@ def fold(t: Type, leaf: Callable[[Prim], R], node: Callable[[Composite, list[R]]
     return out[0]
 
 
+def depth(t: Type) -> int:
+    """How many composites nest in `t` (0 for a primitive), without recursion."""
+    return fold(t, lambda _p: 0, lambda _n, kids: 1 + max(kids, default=0))
+
+
 def _same(a: object, b: object) -> bool:
     pairs = [(a, b)]
     while pairs:

@@ -11,13 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from reconciler import types as t
+from reconciler.formats import codec
 from reconciler.formats import spark as spark_fmt
 from reconciler.formats.common import FormatError
 from reconciler.formats.table import TableDesc
+from reconciler.model import Column, Representation, ViewSpec
 from tests.conftest import run_cli
 from tests.test_hostile_input import GOOD, assert_rejected, write
+
+# The real backends' session fixtures, as the contract suite takes them (one server per session).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "glue"))  # the Glue conftest imports glue_support
+from tests.glue.conftest import glue_url, moto_url, raw_glue  # noqa: E402, F401 - fixtures
+from tests.hms.conftest import database, hms_client, metastore  # noqa: E402, F401 - fixtures
+from tests.iceberg.conftest import iceberg_server, namespace  # noqa: E402, F401 - fixtures
 
 RENDER: dict[str, Callable[[t.Type], Any]] = {
     "iceberg": t.to_iceberg, "hive": t.to_hive, "trino": t.to_trino, "spark": t.to_spark, "flink": t.to_flink}
@@ -149,3 +158,105 @@ def test_spark_schema_json_within_json_depth_still_reads() -> None:
 def test_deep_types_compare_and_hash() -> None:
     a, b, c = t.parse(nested_mix(3000)), t.parse(nested_mix(3000)), t.parse(nested_mix(3000).replace("a b", "a c"))
     assert a == b and a != c and hash(a) == hash(b) and len({a, b, c}) == 2
+
+
+# ------------------------------------------------- writing to a catalog (plan)
+DEEP = 1200  # past CPython's recursive JSON encoder and pyiceberg's models, well within MAX_DEPTH
+
+
+def deep_spec(dialect: str) -> ViewSpec:
+    return ViewSpec(columns=[Column(name="id", type="int"), Column(name="deep", type=nested_mix(DEEP))],
+                    representations=[Representation(dialect=dialect, sql="SELECT 1 AS id, NULL AS deep")],
+                    security="invoker")
+
+
+@pytest.mark.parametrize("fmt", ["spark"])
+def test_a_type_too_deep_for_the_formats_json_is_one_plan_error(fmt: str) -> None:
+    errors = codec.check_view(fmt, deep_spec(codec.DIALECT_OF[fmt]), "catalog 'c': view s.v")
+    assert errors == [("not_storable", f"catalog 'c': view s.v: column 'deep': type nested too deeply to "
+                                       f"store in the {fmt} format")]
+    with pytest.raises(FormatError, match="column 'deep': type nested too deeply"):
+        codec.write_view(fmt, "s", "v", deep_spec(codec.DIALECT_OF[fmt]), {})
+
+
+def backend(request: pytest.FixtureRequest, *names: str) -> list[Any]:
+    """The backends' fixtures imported above, by name (parameters would shadow the imports)."""
+    return [request.getfixturevalue(name) for name in names]
+
+
+def deep_repo(tmp_path: Path, catalog: dict[str, Any], schema: str, dialect: str = "spark") -> Path:
+    """A repository declaring one view, `deep`, with a DEEP-level column type in catalog `cat`."""
+    repo = tmp_path / "repo"
+    (repo / "views" / "cat").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db", "catalogs": {"cat": catalog}}))
+    (repo / "views" / "cat" / f"{schema}.yaml").write_text(yaml.safe_dump({
+        "catalog": "cat", "schema": schema,
+        "views": [{"name": "deep", "columns": [{"name": "id", "type": "int"},
+                                               {"name": "deep", "type": nested_mix(DEEP)}],
+                   "representations": [{"dialect": dialect, "sql": "SELECT 1 AS id, NULL AS deep"}]}]}))
+    return repo
+
+
+def assert_plan_refused(repo: Path, store: str) -> None:
+    """plan: exit 1 with one located plan error; apply: exit 1 (it must write nothing)."""
+    as_json = run_cli(repo, "plan", "--format", "json")
+    assert as_json.code == 1, as_json.text[-2000:]
+    errors = json.loads(as_json.out)["errors"]
+    assert [(e["code"], e["view"]["name"]) for e in errors] == [("not_storable", "deep")], errors
+    assert f"column 'deep': type nested too deeply to store in {store}" in errors[0]["message"]
+    text = run_cli(repo, "plan")
+    assert text.code == 1 and "nested too deeply" in text.text
+    applied = run_cli(repo, "apply", "--auto-approve")
+    assert applied.code == 1, applied.text[-2000:]
+    for res in (as_json, text, applied):
+        assert "Traceback" not in res.text and "unexpected" not in res.text and "RecursionError" not in res.text
+
+
+def test_hms_spark_format_refuses_a_too_deep_type_at_plan(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    hms, db, client = backend(request, "metastore", "database", "hms_client")
+    repo = deep_repo(tmp_path, {"type": "hms", "uri": hms.uri, "engine_format": "spark"}, db)
+    assert_plan_refused(repo, "the spark format")
+    assert client.get_all_tables(db) == []
+
+
+def test_iceberg_refuses_a_too_deep_type_at_plan(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    server, ns = backend(request, "iceberg_server", "namespace")
+    repo = deep_repo(tmp_path, {"type": "iceberg-rest", "uri": server.uri}, ns)
+    assert_plan_refused(repo, "an Iceberg view")
+    assert server.client_catalog().list_views(ns) == []
+
+
+def test_glue_spark_format_refuses_a_too_deep_type_at_plan(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    url, glue = backend(request, "glue_url", "raw_glue")
+    glue.create_database(DatabaseInput={"Name": "analytics"})
+    repo = deep_repo(tmp_path, {"type": "glue", "region": "us-east-1", "catalog_id": "123456789012",
+                                "endpoint_url": url, "engine_format": "spark"}, "analytics")
+    assert_plan_refused(repo, "the spark format")
+    assert glue.get_tables(DatabaseName="analytics")["TableList"] == []
+
+
+# ------------------------------------------- where the catalog can hold it, it works
+def assert_round_trips(repo: Path) -> None:
+    for command, code in ((["plan", "--detailed-exitcode"], 2), (["apply", "--auto-approve"], 0),
+                          (["plan", "--detailed-exitcode"], 0)):
+        res = run_cli(repo, *command)
+        assert res.code == code, (command, res.text[-2000:])
+
+
+def test_glue_multi_dialect_stores_a_deep_type(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Glue keeps the Hive type string (no JSON of it): plan, apply, plan again is empty."""
+    url, glue = backend(request, "glue_url", "raw_glue")
+    glue.create_database(DatabaseInput={"Name": "analytics"})
+    repo = deep_repo(tmp_path, {"type": "glue", "region": "us-east-1", "catalog_id": "123456789012",
+                                "endpoint_url": url, "engine_format": "multi-dialect"}, "analytics")
+    assert_round_trips(repo)
+    cols = glue.get_table(DatabaseName="analytics", Name="deep")["Table"]["StorageDescriptor"]["Columns"]
+    assert t.canonical(cols[1]["Type"]) == t.canonical(t.coerce_str(nested_mix(DEEP), "hive"))
+
+
+def test_hms_flink_format_stores_a_deep_type(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The Flink format keeps types as strings in table parameters: it works at any depth."""
+    hms, db = backend(request, "metastore", "database")
+    repo = deep_repo(tmp_path, {"type": "hms", "uri": hms.uri, "engine_format": "flink"}, db, "flink")
+    assert_round_trips(repo)

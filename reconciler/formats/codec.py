@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats import flink, hive, spark, trino
 from reconciler.formats import params as P
-from reconciler.formats.common import FormatError, fit_comments
+from reconciler.formats.common import FormatError, fit_comments, too_deep
 from reconciler.formats.detect import detect
 from reconciler.formats.table import TableDesc
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
@@ -77,9 +78,13 @@ def write_view(
                                         base=base if same else None, default_owner=default_owner)
         table.columns = fit_comments(table.columns, column_comment_limit)
         engine = codec.decode(table).canonical()
+        table.parameters.update(P.extras_params(spec.canonical(), engine))
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None
-    table.parameters.update(P.extras_params(spec.canonical(), engine))
+    except catalog_json.TooDeep:
+        # A type CPython's JSON encoder cannot write (Spark's own reader, Jackson, stops at
+        # 1,000 levels anyway): a plan error through check_view, never a RecursionError.
+        raise too_deep(spec.columns, f"the {fmt} format") from None
     if base is not None:
         for key, value in base.parameters.items():
             if key in table.parameters or not P.is_engine_parameter(key) or key.startswith(P.VIEWSYNC_PREFIX):

@@ -21,6 +21,15 @@ class FormatError(DecodeError, ValueError):
     (Still a ValueError: the codecs' own parsing catches rely on it.)"""
 
 
+def too_deep(columns: Iterable[Column], store: str) -> FormatError:
+    """The error for columns whose encoding was too deep to serialise (catalog_json.TooDeep)
+    to `store` ("the spark format", "an Iceberg view"...): it names the most deeply nested
+    column, the one that cannot be written if any cannot."""
+    col = max(columns, key=lambda c: vtypes.depth(vtypes.parse(c.type)), default=None)
+    which = f"column {col.name!r}: type" if col is not None else "a column type"
+    return FormatError(f"{which} nested too deeply to store in {store}")
+
+
 def sql_for(spec: ViewSpec, dialect: str) -> str:
     sql = spec.sql_for(dialect)
     if sql is None:

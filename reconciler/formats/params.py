@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -116,7 +115,7 @@ SPEC_FIELDS = ("comment", "columns", "representations", "default_catalog", "defa
 
 
 def _hash(value: Any) -> str:
-    payload = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    payload = catalog_json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -134,7 +133,7 @@ def extras_params(desired: Mapping[str, Any], engine: Mapping[str, Any]) -> dict
     }
     if not fields:
         return {}
-    doc = json.dumps({"v": 1, "fields": fields}, sort_keys=True, separators=(",", ":"))
+    doc = catalog_json.dumps({"v": 1, "fields": fields}, sort_keys=True, separators=(",", ":"))
     return split_value(EXTRA_KEY, doc)
 
 

@@ -18,7 +18,6 @@ cast instead of an error. Golden vectors: tests/formats/golden/spark/.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from reconciler import catalog_json
@@ -111,8 +110,8 @@ def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | No
     sql = sql_for(spec, DIALECT)
     # Spark shows the version that created the view; a rewrite keeps it.
     params: dict[str, str] = {CREATE_VERSION: (base.parameters.get(CREATE_VERSION) if base else None) or WRITER_VERSION}
-    schema = json.dumps({"type": "struct", "fields": [_field(c) for c in spec.columns]},
-                        separators=(",", ":"), ensure_ascii=False)
+    schema = catalog_json.dumps({"type": "struct", "fields": [_field(c) for c in spec.columns]},
+                                separators=(",", ":"), ensure_ascii=False)
     params.update(P.split_value(SCHEMA, schema, SPARK_SCHEMA_PART))
     # view.query.out holds the query's own output names (Spark resolves them in the query
     # output by name); the declared names are the schema. An unnamed expression gets the

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 
 from reconciler import catalog_json
@@ -49,7 +48,7 @@ def owns(key: str) -> bool:
 
 # ------------------------------------------------------------------ envelope
 def encode_envelope(definition: dict[str, Any], prefix: str = VIEW_PREFIX) -> str:
-    payload = json.dumps(definition, separators=(",", ":"), ensure_ascii=False).encode()
+    payload = catalog_json.dumps(definition, separators=(",", ":"), ensure_ascii=False).encode()
     return prefix + base64.b64encode(payload).decode("ascii") + SUFFIX
 
 

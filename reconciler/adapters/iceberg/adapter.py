@@ -47,7 +47,24 @@ from reconciler.adapters.deadline import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.options import CatalogOptions
 from reconciler.errors import DecodeError
+from reconciler.formats.common import FormatError, too_deep
 from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
+
+
+def _schema_model(columns: list[Column]) -> Schema:
+    """The pyiceberg Schema of a view's columns. pyiceberg's models validate and serialise
+    recursively, and so does the JSON of a commit: a type nested too deeply for them is a
+    FormatError (check() makes it a plan error), never a RecursionError on apply."""
+    raw = fmt.schema_json(columns, 0)
+    try:
+        with catalog_json.writing():
+            catalog_json.dumps(raw)  # the commit body of an update
+            schema = Schema.model_validate(raw)
+            schema.model_dump_json()  # the request create_view sends
+    except catalog_json.TooDeep:
+        raise too_deep(columns, "an Iceberg view") from None
+    return schema
+
 
 DEFAULT_TIMEOUT = 30.0  # wall-time seconds per HTTP request; pyiceberg sets none, so a stalled server hung us
 
@@ -465,6 +482,11 @@ class IcebergRestAdapter(CatalogAdapter):
             if reason:
                 errors.append(("reserved_property",
                                f"catalog {self.name!r}: view {view}: property {key!r} {reason}"))
+        if spec.columns:
+            try:
+                _schema_model(self.storable(view, spec).columns)
+            except FormatError as exc:
+                errors.append(("not_storable", f"catalog {self.name!r}: view {view}: {exc}"))
         return errors
 
     # -------------------------------------------------------------- writes
@@ -475,7 +497,7 @@ class IcebergRestAdapter(CatalogAdapter):
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         spec = self.storable(view, spec)
         cat = self._catalog()
-        schema = Schema.model_validate(fmt.schema_json(spec.columns, 0))
+        schema = _schema_model(spec.columns)
         version = ViewVersion.model_validate(fmt.version_json(spec, 1, 0, self._summary(ctx)))
         props = (fmt.spec_properties(spec) | fmt.engine_properties(spec, self._engine_version, create=True)
                  | marker.as_properties())
@@ -537,7 +559,7 @@ class IcebergRestAdapter(CatalogAdapter):
             if not body["updates"]:
                 return  # the live view already is what we want
             try:
-                response = cat._session.post(self._view_url(cat, view), data=json.dumps(body))
+                response = cat._session.post(self._view_url(cat, view), data=catalog_json.dumps(body))
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self._after_unknown(cat, view, spec, marker, what, exc)
                 return
