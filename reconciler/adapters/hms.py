@@ -20,8 +20,10 @@ import hashlib
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
@@ -237,6 +239,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         # The user a Trino definer view runs as when the declaration names no owner.
         self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
+        self._reader: ThreadPoolExecutor | None = None  # bulk reads ahead of decoding (_bulk_read)
+        self._reader_lock = threading.Lock()
         # Tables the plan's check encoded for views to create, taken by create (one encoding per view).
         self._encoded: dict[tuple[ViewId, str, str], TableDesc] = {}
 
@@ -313,6 +317,10 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             _DEADLINE.reset(token)
 
     def close(self) -> None:
+        with self._reader_lock:
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.shutdown(wait=True)
         self._clients.close_all()
 
     # ------------------------------------------------------------------ read
@@ -364,8 +372,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                 views.append(meta.tableName)
             else:
                 snap.tables.add(meta.tableName)
-        for chunk in _chunks(sorted(views), CHUNK):
-            for table in self._read_tables(schema, chunk):
+        for tables in self._bulk_read(schema, sorted(views)):
+            for table in tables:
                 desc = from_thrift(table)
                 live = self.live_view(ViewId(self.name, desc.database, desc.name), desc, snap.warnings,
                                       fingerprint=fingerprint(desc), handle=HmsHandle(table))
@@ -391,8 +399,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
     def _snapshot(self, schema: str, names: list[str]) -> SchemaSnapshot:
         """The views (and the names of other tables) among `names`, in bulk reads."""
         snap = SchemaSnapshot(catalog=self.name, schema=schema)
-        for chunk in _chunks(names, CHUNK):
-            for table in self._read_tables(schema, chunk):
+        for tables in self._bulk_read(schema, names):
+            for table in tables:
                 if (table.tableType or "").upper() == formats.VIRTUAL_VIEW:
                     desc = from_thrift(table)
                     live = self.live_view(ViewId(self.name, desc.database, desc.name), desc, snap.warnings,
@@ -423,6 +431,25 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                     if cols:
                         out[(schema, desc.name)] = cols
         return out
+
+    def _bulk_read(self, schema: str, names: list[str]) -> Iterator[list[Table]]:
+        """The tables named, CHUNK per call, the next call in flight while the caller
+        decodes this chunk (the metastore serves one bulk read at a time, so overlapping
+        our decoding with its work is what there is to gain)."""
+        chunks = list(_chunks(names, CHUNK))
+        if len(chunks) < 2:
+            yield from (self._read_tables(schema, chunk) for chunk in chunks)
+            return
+        with self._reader_lock:
+            if self._reader is None:  # one thread (one more connection) for the adapter's lifetime
+                self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"viewsync-hms-{self.name}")
+            reader = self._reader
+        ahead = reader.submit(self._read_tables, schema, chunks[0])
+        for i in range(len(chunks)):
+            tables = ahead.result()
+            if i + 1 < len(chunks):
+                ahead = reader.submit(self._read_tables, schema, chunks[i + 1])
+            yield tables
 
     def _read_tables(self, schema: str, names: list[str]) -> list[Table]:
         tables: list[Table] = self._call(f"reading views of {schema!r}",
