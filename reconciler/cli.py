@@ -538,6 +538,14 @@ def _is_usage_error(e: Exception) -> bool:
     return any(c.__name__ == "ClickException" for c in type(e).__mro__) and hasattr(e, "show")
 
 
+MAX_ERROR_LINE = 2000  # a server's or an input's huge text never fills a terminal or a CI log
+
+
+def _clipped(text: str) -> str:
+    return "\n".join(line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE - 1] + "…"
+                     for line in text.split("\n"))
+
+
 def main() -> None:
     session = Session()
     try:
@@ -546,10 +554,11 @@ def main() -> None:
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except ValidationFailed as e:
-        session.err(f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems))
+        session.err(_clipped(f"Error: {len(e.problems)} problem(s) found:\n"
+                             + "\n".join(f"  {p}" for p in e.problems)))
         sys.exit(1)
     except ViewsyncError as e:  # the one place expected errors become output
-        session.err(f"Error: {e}")
+        session.err(_clipped(f"Error: {e}"))
         sys.exit(1)
     except typer.Abort:
         session.err("Aborted.")
@@ -560,7 +569,7 @@ def main() -> None:
             sys.exit(1)
         if session.globals is not None and session.globals.verbose:
             session.err(traceback.format_exc())
-        session.err(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)")
+        session.err(_clipped(f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)"))
         sys.exit(1)
     finally:
         session.close()
