@@ -88,6 +88,13 @@ def tree(sql: str, dialect: str | None) -> Any | None:
     return parsed.statements[0].copy() if len(parsed.statements) == 1 else None
 
 
+def shared_tree(sql: str, dialect: str | None) -> Any | None:
+    """The process's own syntax tree of a one-statement `sql` (None as for `tree`), not
+    copied: for readers only, never to be changed."""
+    parsed = _parsed(_key(sql), dialect)
+    return parsed.statements[0] if len(parsed.statements) == 1 else None
+
+
 def first_select(node: Any) -> Any:
     """The SELECT that names a query's output (the leftmost one of a UNION), or None."""
     from sqlglot import exp

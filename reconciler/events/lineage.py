@@ -61,10 +61,22 @@ _Out = list[tuple[str, set[InputColumn]]]
 
 
 class _Resolver:
-    def __init__(self, known: Mapping[str, list[str]]) -> None:
+    """Reads a query's tree without changing it (the tree is the process's shared parse):
+    table names the query leaves partial get the view's defaults as they are named."""
+
+    def __init__(self, known: Mapping[str, list[str]], catalog: str | None = None, schema: str | None = None,
+                 ctes: frozenset[str] = frozenset()) -> None:
         self.known = KnownColumns.of(known)
+        self.catalog, self.schema, self.ctes = catalog, schema, ctes  # ctes: every CTE name in the query
         self.tables: list[str] = []
         self.indirect: set[InputColumn] = set()
+
+    def _full_name(self, table: Any) -> str:
+        catalog, db = table.catalog, table.db
+        if table.name and (db or table.name.lower() not in self.ctes):
+            db = db or self.schema or ""
+            catalog = catalog or (self.catalog if db else "") or ""
+        return ".".join(p for p in (catalog, db, table.name) if p)
 
     def query(self, node: Any, ctes: dict[str, _Out]) -> _Out:
         from sqlglot import exp
@@ -144,7 +156,7 @@ class _Resolver:
             if not item.db and item.name.lower() in env:
                 sources[alias] = env[item.name.lower()]
                 return
-            name = ".".join(p for p in (item.catalog, item.db, item.name) if p)
+            name = self._full_name(item)
             if name not in self.tables:
                 self.tables.append(name)
             sources[alias] = name
@@ -218,12 +230,14 @@ def view_lineage(view: str, sql: str, dialect: str, default_catalog: str | None,
     if error is not None:
         result.error = f"sqlglot cannot parse the SQL: {error}"
         return result
-    tree = vsql.tree(sql, glot)  # a copy: _fill_defaults changes it
+    tree = vsql.shared_tree(sql, glot)
     if tree is None:
         result.error = "the SQL is not one statement"
         return result
-    _fill_defaults(tree, default_catalog, default_schema)
-    resolver = _Resolver(known_columns or {})
+    from sqlglot import exp
+
+    ctes = frozenset(cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE))
+    resolver = _Resolver(known_columns or {}, default_catalog, default_schema, ctes)
     try:
         outputs = resolver.query(tree, {})
     except (ValueError, AttributeError, TypeError) as err:  # unusual syntax: keep what we can say
@@ -233,19 +247,6 @@ def view_lineage(view: str, sql: str, dialect: str, default_catalog: str | None,
     result.columns = {name: sorted(inputs) for name, inputs in outputs}
     result.indirect = sorted(resolver.indirect)
     return result
-
-
-def _fill_defaults(tree: Any, catalog: str | None, schema: str | None) -> None:
-    from sqlglot import exp
-
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    for table in tree.find_all(exp.Table):
-        if not table.name or (not table.db and table.name.lower() in ctes):
-            continue
-        if not table.db and schema:
-            table.set("db", exp.to_identifier(schema))
-        if not table.catalog and table.db and catalog:
-            table.set("catalog", exp.to_identifier(catalog))
 
 
 def lineage_of_spec(view: str, spec: Mapping[str, Any], known_columns: Mapping[str, list[str]] | None = None,
