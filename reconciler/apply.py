@@ -293,7 +293,7 @@ class _Steps:
         action's records keep their order (pending row, write, outcome)."""
         out: list[tuple[int, str, str | None]] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="viewsync-records") as records:
-            ends: list[Future[None]] = []
+            ends: list[Future[Any]] = []
             ahead = records.submit(self.begin, wave[0])  # the next action, begun during the current write
             for k, seq in enumerate(wave):
                 if stop.is_set():  # an earlier write failed: nothing new starts
@@ -307,7 +307,11 @@ class _Steps:
                     ahead = records.submit(self.begin, wave[k + 1])
                 outcome, error = ("refused", step.refusal) if step.refusal is not None else self.write(step)
                 ends.append(records.submit(self.end, step, outcome, error))
-                out.append(reported(seq, outcome, error))
+                if outcome == "failed":
+                    stop.set()  # now, not when the records thread gets to it
+                # Reported by the records thread, after its records: printing stays off the writes' path.
+                ends.append(records.submit(reported, seq, outcome, error))
+                out.append((seq, outcome, error))
             for end in ends:
                 end.result()  # a state-store failure fails the run, as in the other paths
         return out

@@ -16,6 +16,7 @@ A target that cannot hold a type exactly widens it (Iceberg has no tinyint);
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -270,8 +271,10 @@ _CANON_ALIASES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def parse(text: str) -> Type:
-    """Parse the canonical grammar (a few common aliases accepted)."""
+    """Parse the canonical grammar (a few common aliases accepted). Cached: a warehouse
+    repeats a handful of types over thousands of columns, and types are immutable."""
     return _shift_reduce(text, _head_canonical)
 
 
@@ -805,6 +808,17 @@ def render_for(text: str, target: str) -> Any:
 
 def parse_from(value: Any, target: str) -> str:
     """Canonical type string for a target's representation."""
+    if isinstance(value, str):  # catalog JSON (Iceberg's nested types) is a dict: not cached
+        return _parse_text_from(value, target)
+    return _parse_from(value, target)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text_from(value: str, target: str) -> str:
+    return _parse_from(value, target)
+
+
+def _parse_from(value: Any, target: str) -> str:
     fn = {"iceberg": from_iceberg, "hive": from_hive, "trino": from_trino, "spark": from_spark,
           "flink": from_flink}[target]
     return render(fn(value))

@@ -45,7 +45,7 @@ class Emitter:
     secrets: frozenset[str] = frozenset()  # masked in every event and every stored or logged error
     backoff: float = 0.5  # seconds before the first retry in `drain`; doubles each round
     _down: set[str] = field(default_factory=set)
-    _lineage: dict[str, dict[str, Any]] = field(default_factory=dict)  # the last action's
+    _lineage: dict[str, dict[str, Any]] = field(default_factory=dict)  # actions in flight, by view|digest
 
     def __post_init__(self) -> None:
         outbox.ensure(self.engine)
@@ -68,12 +68,15 @@ class Emitter:
             after=action.desired.canonical() if action.desired is not None else None,
             outcome=outcome, error=error)
         if action.desired is not None:
-            # The pre- and post-event of one action share one parse of its SQL.
+            # The pre- and post-event of one action share one lineage. It is kept from the pre-event
+            # to the post-event (the action's last), so it holds only actions in flight: pipelined
+            # and parallel writers begin the next action before this one ends.
             key = f"{action.view}|{after_digest}"
-            lineage = self._lineage.get(key)
-            if lineage is None:  # read once: parallel apply writers replace the cache under each other
+            lineage = self._lineage.pop(key, None) if outcome is not None else self._lineage.get(key)
+            if lineage is None:
                 lineage = lineage_of_spec(str(action.view), action.desired.canonical(), self.known_columns).to_json()
-                self._lineage = {key: lineage}
+                if outcome is None:
+                    self._lineage[key] = lineage
             data["lineage"] = lineage
         return self.event(run_id, seq, event_type, str(action.view), data)
 
