@@ -369,7 +369,7 @@ def warm_up(port: int) -> None:
 def start_spark(port: int, d: Path) -> Any:
     from pyspark.sql import SparkSession
 
-    (d / "tmp").mkdir(exist_ok=True)
+    (d / "tmp").mkdir(parents=True, exist_ok=True)
     s = (SparkSession.builder.master("local[1]").appName("viewsync-bench")
          .config("spark.sql.catalogImplementation", "hive")
          .config("spark.hadoop.hive.metastore.uris", f"thrift://127.0.0.1:{port}")
