@@ -16,7 +16,9 @@ min/median of --reps runs, in one run so the ratios stay meaningful on a loaded 
 viewsync commands run in a child process; their time is the command's own (imports included, Python
 start-up excluded; the process wall time is printed beside it). Raw calls use hmsclient with the
 fastest protocol thrift offers here. Metastore calls are counted from the metastore's side, by its
-audit log (one line per API call).
+audit log (one line per API call). A second table gives the CPU seconds each side spent (the
+metastore's from /proc, the client's from rusage): on a machine shared with the metastore, their sum
+over the cores bounds how fast any client can go.
 
     python benchmarks/hms_vs_thrift.py                    # N = 1,000 and 3,000, 3 runs each
     python benchmarks/hms_vs_thrift.py --sizes 200 --reps 1   # a quick look while developing
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -88,7 +91,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def metastore(d: Path) -> Iterator[tuple[int, Path]]:
+def metastore(d: Path) -> Iterator[tuple[int, Path, int]]:
     import pyspark
 
     java = shutil.which("java")
@@ -121,7 +124,7 @@ def metastore(d: Path) -> Iterator[tuple[int, Path]]:
                 if time.monotonic() > deadline:
                     raise SystemExit("metastore did not start in 120 s") from None
                 time.sleep(0.2)
-        yield port, audit
+        yield port, audit, proc.pid
     finally:
         proc.terminate()
         try:
@@ -131,17 +134,35 @@ def metastore(d: Path) -> Iterator[tuple[int, Path]]:
         log.close()
 
 
-class Audit:
-    """Metastore API calls, read from its audit log: `cmd=source:<ip> <api> ...`."""
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a running process has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, path: Path) -> None:
+
+def client_cpu() -> float:
+    """CPU seconds of this process (raw calls) plus its finished children (viewsync commands)."""
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + child.ru_utime + child.ru_stime
+
+
+class Audit:
+    """Metastore API calls, read from its audit log: `cmd=source:<ip> <api> ...`; and the CPU the
+    metastore and the client spent between mark() and calls(), as `spent` (metastore, client)."""
+
+    def __init__(self, path: Path, pid: int) -> None:
         self.path = path
+        self.pid = pid
         self.offset = 0
+        self._cpu0 = (0.0, 0.0)
+        self.spent = (0.0, 0.0)
 
     def mark(self) -> None:
         self.offset = self.path.stat().st_size if self.path.exists() else 0
+        self._cpu0 = (process_cpu(self.pid), client_cpu())
 
     def calls(self) -> Counter[str]:
+        self.spent = (process_cpu(self.pid) - self._cpu0[0], client_cpu() - self._cpu0[1])
         time.sleep(0.05)  # the appender flushes per line; let the last one land
         with open(self.path, "rb") as f:
             f.seek(self.offset)
@@ -248,6 +269,8 @@ class Row:
         self.raw: list[float] = []
         self.ours_calls: Counter[str] = Counter()
         self.raw_calls: Counter[str] = Counter()
+        self.ours_cpu: list[tuple[float, float]] = []  # (metastore, viewsync process) CPU seconds
+        self.raw_cpu: list[tuple[float, float]] = []  # (metastore, client) CPU seconds
 
 
 def timed(audit: Audit, fn: Callable[[], Any]) -> tuple[float, Counter[str]]:
@@ -281,9 +304,11 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         s, calls = timed(audit, lambda: [c.create_table(t) for t in tables])
         rows["create"].raw.append(s)
         rows["create"].raw_calls = calls
+        rows["create"].raw_cpu.append(audit.spent)
         for w in writers:
             rows[f"par{w}"].raw.append(s)
             rows[f"par{w}"].raw_calls = calls
+            rows[f"par{w}"].raw_cpu.append(audit.spent)
         for key, extra in [("create", ["--parallelism", "1"])] + [(f"par{w}", ["--parallelism", str(w)])
                                                                    for w in writers]:
             reset_db(c, DB)
@@ -293,6 +318,7 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             rows[key].ours.append(s)
             rows[key].walls.append(wall)
             rows[key].ours_calls = audit.calls()
+            rows[key].ours_cpu.append(audit.spent)
 
         # no-op plan vs the raw bulk read of the same views
         def bulk() -> None:
@@ -303,11 +329,13 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         s, calls = timed(audit, bulk)
         rows["plan"].raw.append(s)
         rows["plan"].raw_calls = calls
+        rows["plan"].raw_cpu.append(audit.spent)
         audit.mark()
         s, wall = viewsync(root, "plan", "--detailed-exitcode")
         rows["plan"].ours.append(s)
         rows["plan"].walls.append(wall)
         rows["plan"].ours_calls = audit.calls()
+        rows["plan"].ours_cpu.append(audit.spent)
 
         # 100 updates: viewsync apply vs raw get_table + alter_table of the same 100
         variant[0] += 1
@@ -319,6 +347,7 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         rows["update"].ours.append(s)
         rows["update"].walls.append(wall)
         rows["update"].ours_calls = audit.calls()
+        rows["update"].ours_cpu.append(audit.spent)
 
         def raw_updates(chosen: set[int] = chosen) -> None:
             for i in sorted(chosen):
@@ -329,11 +358,15 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         s, calls = timed(audit, raw_updates)
         rows["update"].raw.append(s)
         rows["update"].raw_calls = calls
+        rows["update"].raw_cpu.append(audit.spent)
         rows["floor"].ours.append(rows["update"].ours[-1])
         rows["floor"].walls.append(rows["update"].walls[-1])
         rows["floor"].ours_calls = rows["update"].ours_calls
+        rows["floor"].ours_cpu.append(rows["update"].ours_cpu[-1])
         rows["floor"].raw.append(rows["plan"].raw[-1] + s)
         rows["floor"].raw_calls = rows["plan"].raw_calls + calls
+        rows["floor"].raw_cpu.append((rows["plan"].raw_cpu[-1][0] + audit.spent[0],
+                                      rows["plan"].raw_cpu[-1][1] + audit.spent[1]))
         write_repo(root, port, n, lambda i: 0)
 
         if use_spark is not None:
@@ -345,8 +378,10 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             s, calls = timed(audit, spark_run)
             rows["spark"].raw.append(s)
             rows["spark"].raw_calls = calls
+            rows["spark"].raw_cpu.append((audit.spent[0], 0.0))  # Spark's JVM CPU is not read
             rows["spark"].ours.append(rows["plan"].ours[-1])
             rows["spark"].ours_calls = rows["plan"].ours_calls
+            rows["spark"].ours_cpu.append(rows["plan"].ours_cpu[-1])
     c.close()
     return rows
 
@@ -417,7 +452,30 @@ def report(n: int, rows: dict[str, Row]) -> list[str]:
         else:
             ratio = statistics.median(row.ours) / statistics.median(row.raw)
         table.append(f"| {label} | {n:,} | {ratio:.2f} | {target} |")
+    cpu_table(rows)
     return table
+
+
+def cpu_table(rows: dict[str, Row]) -> None:
+    """CPU seconds beside the wall time: on a machine shared with the metastore, the sum of
+    both sides' CPU over the cores bounds how fast any client can go."""
+    def med(samples: list[tuple[float, float]], i: int) -> float:
+        return statistics.median(x[i] for x in samples)
+
+    print("\nCPU seconds (medians): metastore + client, and wall. Client = the viewsync process, or the raw"
+          " calls' own process.\n")
+    print("| operation | viewsync: metastore + own CPU (wall) | baseline: metastore + client CPU (wall) |")
+    print("|---|---|---|")
+    for key, row in rows.items():
+        if key == "spark" or not row.ours_cpu or not row.raw_cpu:
+            continue
+        label = {"plan": "no-op plan (baseline: bulk read)", "create": "apply N creates, sequential",
+                 "update": f"apply {UPDATES} updates (baseline: the raw updates)",
+                 "floor": f"apply {UPDATES} updates (baseline: bulk read of N + the raw updates)",
+                 }.get(key, f"apply N creates, --parallelism {key[3:]}")
+        print(f"| {label} | {med(row.ours_cpu, 0):.2f} + {med(row.ours_cpu, 1):.2f} "
+              f"({statistics.median(row.walls):.2f}) | {med(row.raw_cpu, 0):.2f} + {med(row.raw_cpu, 1):.2f} "
+              f"({statistics.median(row.raw):.2f}) |")
 
 
 def main() -> None:
@@ -430,8 +488,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-bench-") as tmp:
         work = Path(tmp)
         (work / "hms").mkdir()
-        with metastore(work / "hms") as (port, audit_path):
-            audit = Audit(audit_path)
+        with metastore(work / "hms") as (port, audit_path, pid):
+            audit = Audit(audit_path, pid)
             spark = start_spark(port, work / "spark") if args.spark else None
             if spark is None:
                 c = client(port)
