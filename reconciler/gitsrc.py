@@ -1,8 +1,8 @@
 """Git as the source of declarations: read any ref without checking it out,
 know which commit (and whose) a run used, and who the actor is.
 
-`info` (every plan) asks the git command line directly; GitPython is imported
-only by what reads trees, the index or the config."""
+`info` (every plan), `dirty_paths` and `actor` (every apply) ask the git command
+line directly; GitPython is imported only by what reads trees (`files_at`)."""
 
 from __future__ import annotations
 
@@ -89,17 +89,32 @@ def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
 
 
 def dirty_paths(root: Path) -> list[str]:
-    """Uncommitted changes to declarations or config (what apply would act on)."""
-    repo = open_repo(root)
-    if repo is None:
+    """Uncommitted changes to declarations or config (what apply would act on): staged or not,
+    plus untracked view files and access.yaml; paths from the repository's top. One
+    `git status` call (GitPython costs more to import than this takes)."""
+    code, text = run_git(root, "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all",
+                         "--", VIEWS_DIR, "viewsync.yaml", "access.yaml")
+    if code != 0:  # not a git checkout (or no git): nothing to call uncommitted
         return []
-    prefix = repo_prefix(repo, root)
-    paths: list[str | os.PathLike[str]] = [prefix + VIEWS_DIR, prefix + "viewsync.yaml", prefix + "access.yaml"]
-    changed = {str(d.a_path) for d in repo.index.diff(None, paths=paths)}
-    if repo.head.is_valid():
-        changed |= {str(d.a_path) for d in repo.index.diff("HEAD", paths=paths)}
-    changed |= {p for p in repo.untracked_files
-                if p.startswith(prefix + VIEWS_DIR + "/") or p == prefix + "access.yaml"}
+    entries = text.split("\0")
+    has_head = not (entries and entries[0].startswith("## No commits yet"))
+    changed: set[str] = set()
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4 or entry.startswith("## "):
+            continue
+        staged, unstaged, path = entry[0], entry[1], entry[3:]
+        if staged in "RC":  # a rename or copy: its source path follows
+            if has_head:
+                changed.update((path, entries[i]))
+            i += 1
+        elif staged == "?":
+            if path.rsplit("/", 1)[-1] != "viewsync.yaml":  # an untracked config is not a change to it
+                changed.add(path)
+        elif (staged != " " and has_head) or unstaged != " ":
+            changed.add(path)
     return sorted(changed)
 
 
@@ -108,14 +123,9 @@ def actor(explicit: str | None, root: Path) -> str:
         return explicit
     if os.environ.get("GITHUB_ACTOR"):
         return os.environ["GITHUB_ACTOR"]
-    repo = open_repo(root)
-    if repo is not None:
-        try:
-            name = repo.config_reader().get_value("user", "name", default="")
-            if name:
-                return str(name)
-        except Exception:  # noqa: BLE001 - a broken git config must not stop a run
-            pass
+    code, name = run_git(root, "config", "user.name")  # exit 1 when unset; a broken config is not fatal
+    if code == 0 and name.strip():
+        return name.strip()
     try:
         return getpass.getuser()
     except Exception:  # noqa: BLE001

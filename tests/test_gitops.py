@@ -127,6 +127,47 @@ def test_apply_refuses_a_dirty_tree(git_repo: Path) -> None:
     assert run_cli(git_repo, "apply", "--auto-approve", "--allow-dirty").code == 0
 
 
+def test_dirty_paths_names_every_kind_of_uncommitted_declaration(git_repo: Path) -> None:
+    from reconciler.gitsrc import dirty_paths
+
+    assert dirty_paths(git_repo) == []
+    (git_repo / "notes.txt").write_text("not a declaration\n")  # outside views/ and the config: ignored
+    _edit(git_repo, "views/local/sales.yaml", lambda d: d["views"].pop())  # modified, unstaged
+    git(git_repo, "mv", "views/local/analytics.yaml", "views/local/analytics2.yaml")  # renamed, staged
+    (git_repo / "views" / "local" / "odd \"name\".yaml").write_text("views: []\n")  # untracked, odd name
+    (git_repo / "access.yaml").write_text("rules: []\n")  # untracked policy
+    assert dirty_paths(git_repo) == sorted([
+        "access.yaml", "views/local/analytics.yaml", "views/local/analytics2.yaml",
+        'views/local/odd "name".yaml', "views/local/sales.yaml"])
+    assert dirty_paths(git_repo.parent) == []  # not a git checkout
+
+
+def test_dirty_paths_in_a_subdirectory_and_before_the_first_commit(tmp_path: Path) -> None:
+    from reconciler.gitsrc import dirty_paths
+
+    root = tmp_path / "repo" / "warehouse"
+    (root / "views" / "c").mkdir(parents=True)
+    git(tmp_path / "repo", "init", "-q")
+    (root / "viewsync.yaml").write_text("version: 1\n")
+    (root / "views" / "c" / "s.yaml").write_text("views: []\n")
+    # No commit yet: what is staged is not compared with a HEAD; an untracked config is not a change.
+    git(root, "add", "views")
+    assert dirty_paths(root) == []
+    (root / "views" / "c" / "s.yaml").write_text("views: [] # edited\n")
+    assert dirty_paths(root) == ["warehouse/views/c/s.yaml"]
+
+
+def test_apply_asks_git_directly_and_loads_no_gitpython(git_repo: Path) -> None:
+    script = ("import sys\nfrom reconciler import cli\nsys.argv = ['viewsync', *sys.argv[1:]]\n"
+              "try:\n    cli.main()\nexcept SystemExit as e:\n    code = e.code\n"
+              "print('gitpython loaded:', 'git' in sys.modules, code)\n")
+    res = subprocess.run([sys.executable, "-c", script, "--repo", str(git_repo), "apply", "--auto-approve"],
+                         capture_output=True, text=True, env={**os.environ, "GITHUB_ACTOR": ""})
+    assert res.stdout.strip().endswith("gitpython loaded: False 0"), res.stdout + res.stderr
+    rows = _audit(git_repo)
+    assert rows and {r["actor"] for r in rows} == {"Dana Declarer"}  # from `git config user.name`
+
+
 def test_plan_from_a_ref_without_checkout(git_repo: Path) -> None:
     _edit(git_repo, "views/local/sales.yaml", lambda d: d["views"].pop())
     git(git_repo, "commit", "-qam", "drop refunds")
