@@ -150,3 +150,14 @@ def test_a_huge_server_message_is_one_clipped_line(tmp_path: Path) -> None:
         server.shutdown()
         server.server_close()
     assert "local" in line and len(line) <= 2000, len(line)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "30", None])
+def test_a_timeout_option_must_be_positive_seconds(bad: object) -> None:
+    from reconciler.adapters.iceberg.adapter import IcebergRestAdapter
+
+    for make, kind in ((lambda o: GlueAdapter("g", {"region": "us-east-1", **o}), "glue"),
+                       (lambda o: IcebergRestAdapter("i", {"uri": "http://127.0.0.1:9", **o}), "iceberg-rest")):
+        with pytest.raises(AdapterError, match=rf"\({kind}\): option 'timeout' must be a number of seconds > 0"):
+            make({"timeout": bad})
+        assert make({"timeout": 2}) is not None and make({}) is not None

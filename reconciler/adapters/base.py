@@ -221,6 +221,14 @@ class CatalogAdapter(ABC):
         """`catalog 'name': what: <first line of cause>`, redacted."""
         return self.error(f"catalog {self.name!r}: {what}: {detail_of(cause)}", cls)
 
+    def seconds_option(self, key: str, default: float) -> float:
+        """A duration option (a timeout): a number of seconds > 0, else a located error."""
+        value = self.options.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self.error(f"catalog {self.name!r} ({self.kind}): option {key!r} must be a number of "
+                             f"seconds > 0, not {value!r}")
+        return float(value)
+
     def read_only_message(self, view: ViewId | None = None) -> str:
         where = f"catalog {self.name!r}" + (f", view {view}" if view is not None else "")
         return f"{where}: {self.READ_ONLY_MESSAGE}"

@@ -148,11 +148,7 @@ class GlueAdapter(MetastoreAdapter):
         if not isinstance(raw_versions, dict):
             raise self.error(f"catalog {name!r} (glue): dialect_versions must be a mapping")
         self.dialect_versions = {str(k).upper(): str(v) for k, v in raw_versions.items()}
-        timeout = options.get("timeout", DEFAULT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise self.error(f"catalog {name!r} (glue): option 'timeout' must be a number of seconds > 0, "
-                             f"not {timeout!r}")
-        self.timeout = float(timeout)
+        self.timeout = self.seconds_option("timeout", DEFAULT_TIMEOUT)
         self._client: Any = None
         self._client_lock = threading.Lock()
 

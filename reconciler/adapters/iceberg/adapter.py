@@ -251,11 +251,7 @@ class IcebergRestAdapter(CatalogAdapter):
         for key in ("headers", "properties"):
             if options.get(key) is not None and not isinstance(options[key], dict):
                 raise self.error(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
-        timeout = options.get("timeout", DEFAULT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise self.error(f"catalog {name!r} (iceberg-rest): option 'timeout' must be a number of "
-                               f"seconds > 0, not {timeout!r}")
-        self._timeout = float(timeout)
+        self._timeout = self.seconds_option("timeout", DEFAULT_TIMEOUT)
         self._props = catalog_properties(options)
         self._catalogs: ThreadClients[RestCatalog] = ThreadClients(self._connect, _close_catalog)
         self._engine_version = _engine_version()
