@@ -1,6 +1,7 @@
 """Misbehaving servers on free local ports: closed, accepts-and-hangs, trickles
 bytes, garbage, HTTP 500, HTTP redirect loop, wrongly typed JSON (MODES); and
-`slowbody`, HTTP headers at once and then the body one byte a second."""
+`slowbody`, HTTP headers at once and then the body one byte a second, and
+`hugeerror`, an HTTP 500 whose error message is 1 MB."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event) -> 
                         conn.sendall(b" ")
                         stop.wait(1)
                     return
-                if mode == "http500":
-                    body = b'{"error": {"message": "boom", "type": "Internal", "code": 500}}'
+                if mode in ("http500", "hugeerror"):
+                    message = "boom" if mode == "http500" else "boom " * 200_000
+                    body = b'{"error": {"message": "%s", "type": "Internal", "code": 500}}' % message.encode()
                     head = b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
                 elif mode == "redirect":
                     body = b""

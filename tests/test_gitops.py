@@ -276,13 +276,18 @@ def _two_applies(repo: Path, tmp_path: Path) -> list[tuple[int, str, str]]:
     return [(code, out.read_text(), err.read_text()) for code, (out, err) in zip(codes, logs.values(), strict=True)]
 
 
+def _use_state(repo: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    """Point the repo's state store at PostgreSQL for backend 'postgres' (SQLite is the sample's)."""
+    if backend == "postgres":
+        cfg = (repo / "viewsync.yaml").read_text().replace("sqlite:///.viewsync/state.db",
+                                                            request.getfixturevalue("pg_url"))
+        (repo / "viewsync.yaml").write_text(cfg)
+
+
 @pytest.mark.parametrize("state_backend", ["sqlite", "postgres"])
 def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: str, tmp_path: Path,
                                                   request: pytest.FixtureRequest) -> None:
-    if state_backend == "postgres":
-        pg_url = request.getfixturevalue("pg_url")
-        cfg = (git_repo / "viewsync.yaml").read_text().replace("sqlite:///.viewsync/state.db", pg_url)
-        (git_repo / "viewsync.yaml").write_text(cfg)
+    _use_state(git_repo, state_backend, request)
     results = _two_applies(git_repo, tmp_path)
     winners = [r for r in results if r[0] == 0]
     losers = [r for r in results if r[0] != 0]
@@ -344,10 +349,7 @@ def test_dead_local_lock_is_taken_over(git_repo: Path) -> None:
 @pytest.mark.parametrize("state_backend", ["sqlite", "postgres"])
 def test_two_applies_racing_for_a_dead_lock(git_repo: Path, state_backend: str, tmp_path: Path,
                                             request: pytest.FixtureRequest) -> None:
-    if state_backend == "postgres":
-        pg_url = request.getfixturevalue("pg_url")
-        cfg = (git_repo / "viewsync.yaml").read_text().replace("sqlite:///.viewsync/state.db", pg_url)
-        (git_repo / "viewsync.yaml").write_text(cfg)
+    _use_state(git_repo, state_backend, request)
     dead, _ = _dead_holder(git_repo)
     results = _two_applies(git_repo, tmp_path)
     winners = [r for r in results if r[0] == 0]

@@ -123,32 +123,10 @@ def test_http_deadline_bounds_the_whole_response(monkeypatch: pytest.MonkeyPatch
 
 def test_a_huge_server_message_is_one_clipped_line(tmp_path: Path) -> None:
     """A server's 1 MB error text is cut in the one error line, not echoed whole."""
-    import http.server
-    import json
-    import threading
-
-    body = json.dumps({"error": {"message": "boom " * 200_000, "type": "Internal", "code": 500}}).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            self.send_response(500)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with misbehaving("hugeerror") as port:
         repo = _repo(tmp_path, "sqlite:///.viewsync/s.db",
-                     f"{{type: iceberg-rest, uri: 'http://127.0.0.1:{server.server_address[1]}', timeout: {TIMEOUT}}}")
+                     f"{{type: iceberg-rest, uri: 'http://127.0.0.1:{port}', timeout: {TIMEOUT}}}")
         line = _one_line_within(repo, "plan")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert "local" in line and len(line) <= 2000, len(line)
 
 
