@@ -280,7 +280,7 @@ class _Steps:
 
     def run(self, seq: int) -> tuple[str, str | None]:
         step = self.begin(seq)
-        outcome, error = ("refused", step.refusal) if step.refusal is not None else self.write(step)
+        outcome, error = self.attempt(step)
         self.end(step, outcome, error)
         return outcome, error
 
@@ -305,7 +305,7 @@ class _Steps:
                 step = ahead.result()
                 if k + 1 < len(wave):
                     ahead = records.submit(self.begin, wave[k + 1])
-                outcome, error = ("refused", step.refusal) if step.refusal is not None else self.write(step)
+                outcome, error = self.attempt(step)
                 ends.append(records.submit(self.end, step, outcome, error))
                 if outcome == "failed":
                     stop.set()  # now, not when the records thread gets to it
@@ -343,6 +343,10 @@ class _Steps:
             refusal = events.veto(pre)
             step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
         return step
+
+    def attempt(self, step: _Step) -> tuple[str, str | None]:
+        """A vetoed action is refused without touching the catalog; any other is written."""
+        return ("refused", step.refusal) if step.refusal is not None else self.write(step)
 
     def write(self, step: _Step) -> tuple[str, str | None]:
         """The catalog call: (applied, None) or (failed, why)."""

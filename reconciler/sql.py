@@ -84,8 +84,8 @@ def _parsed(text: str, dialect: str | None) -> Parsed:
 def tree(sql: str, dialect: str | None) -> Any | None:
     """A fresh copy of the syntax tree of a one-statement `sql` (None when sqlglot cannot
     read it or it holds several statements), for callers that change the tree."""
-    parsed = _parsed(_key(sql), dialect)
-    return parsed.statements[0].copy() if len(parsed.statements) == 1 else None
+    shared = shared_tree(sql, dialect)
+    return shared.copy() if shared is not None else None
 
 
 def shared_tree(sql: str, dialect: str | None) -> Any | None:
