@@ -200,13 +200,15 @@ def plan(
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
 ) -> None:
     """Diff declarations against the live catalogs."""
+    g = _g(ctx)
+    ws = _open(ctx)
+    if ref is None:
+        ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
     from reconciler import gitsrc, render
     from reconciler.access import hooks as access_hooks
     from reconciler.access.security import notes as security_notes
     from reconciler.yaml_changes import declaration_changes
 
-    g = _g(ctx)
-    ws = _open(ctx)
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
     opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
@@ -261,13 +263,15 @@ def apply(
     allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
+    g = _g(ctx)
+    ws = _open(ctx)
+    if plan_file is None:
+        ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
     from reconciler import gitsrc, render, saved_plan, schema_owners
     from reconciler.access import hooks as access_hooks
     from reconciler.apply import apply_plan, repair_before_plan
     from reconciler.events.commands import open_emitter
 
-    g = _g(ctx)
-    ws = _open(ctx)
     dirty = gitsrc.dirty_paths(ws.root)
     if dirty and not allow_dirty:
         raise UserError("uncommitted changes to declarations: " + ", ".join(dirty[:10])
@@ -345,9 +349,10 @@ def drift(
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
 ) -> None:
     """Report where live catalogs differ from declarations; exit 2 on drift."""
+    ws = _open(ctx)
+    ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
     from reconciler import drift as drift_mod
 
-    ws = _open(ctx)
     decl = ws.declarations()
     opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
     result, snapshots = ws.plan(opts, decl)

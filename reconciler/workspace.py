@@ -1,7 +1,9 @@
 """A repository opened for work: config, declarations, adapters, live state.
 
 This is the I/O edge that plan/apply/drift share: it reads files, opens
-adapters and fetches schemas in a thread pool (one bulk call per schema).
+adapters and fetches schemas on worker threads (one bulk call per schema).
+A command can start that read first (`prefetch`), so the catalogs answer
+while the command imports its code and loads the declarations.
 """
 
 from __future__ import annotations
@@ -9,23 +11,25 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from reconciler import declarations as decl_mod
-from reconciler import schema_owners
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.config import Config, load_config
 from reconciler.errors import UserError
-from reconciler.gitinfo import GitInfo
-from reconciler.plan import Plan, PlanOptions, build_plan, selected
 
+# Declarations and planning load while a prefetch reads the catalogs (see Workspace.prefetch).
 if TYPE_CHECKING:
+    from reconciler import declarations as decl_mod
+    from reconciler.gitinfo import GitInfo
+    from reconciler.plan import Plan, PlanOptions
     from reconciler.state import StateStore
+
+Snapshots = dict[tuple[str, str], SchemaSnapshot]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,6 +51,46 @@ def bulk_objects() -> Iterator[None]:
             gc.enable()
 
 
+def parallel_map(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
+    """fn over items on `workers` threads, results in item order; the first error in item
+    order is raised once every item has ended. Daemon threads: a command that stops early
+    (bad declarations, Ctrl-C) never waits at exit for the reads of a hung catalog."""
+    results: list[Any] = [None] * len(items)
+    errors: dict[int, BaseException] = {}
+    pending = iter(enumerate(items))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                nxt = next(pending, None)
+            if nxt is None:
+                return
+            i, item = nxt
+            try:
+                results[i] = fn(item)
+            except BaseException as exc:  # handed to the caller below
+                errors[i] = exc
+
+    threads = [threading.Thread(target=work, name="viewsync-fetch", daemon=True) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[min(errors)]
+    return results
+
+
+@dataclass(frozen=True)
+class _Prefetch:
+    """A whole-catalog fetch started ahead: taken by the `fetch` that asks for exactly it."""
+
+    catalogs: tuple[str, ...]
+    declared: frozenset[tuple[str, str]]
+    result: Future[Snapshots]
+
+
 @dataclass
 class Workspace:
     root: Path
@@ -55,6 +99,8 @@ class Workspace:
     progress: Callable[[int, int], None] | None = None  # (schemas read, schemas to read)
     _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
     _state: StateStore | None = None
+    _prefetch: _Prefetch | None = None
+    _opening: threading.Lock = field(default_factory=threading.Lock)  # a prefetch opens adapters too
 
     @classmethod
     def open(cls, root: Path, config_file: Path | None = None, parallelism: int = 8) -> Workspace:
@@ -62,13 +108,14 @@ class Workspace:
 
     # -------------------------------------------------------------- adapters
     def adapter(self, name: str) -> CatalogAdapter:
-        if name not in self._adapters:
-            cat = self.config.catalogs.get(name)
-            if cat is None:
-                raise UserError(f"unknown catalog {name!r} (viewsync.yaml defines: "
-                                f"{', '.join(sorted(self.config.catalogs))})")
-            self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
-        return self._adapters[name]
+        with self._opening:
+            if name not in self._adapters:
+                cat = self.config.catalogs.get(name)
+                if cat is None:
+                    raise UserError(f"unknown catalog {name!r} (viewsync.yaml defines: "
+                                    f"{', '.join(sorted(self.config.catalogs))})")
+                self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
+            return self._adapters[name]
 
     def adapters(self, names: Iterable[str]) -> dict[str, CatalogAdapter]:
         return {n: self.adapter(n) for n in names}
@@ -88,7 +135,9 @@ class Workspace:
         return self._state
 
     def close(self) -> None:
-        """Release every connection the workspace opened (adapters, state store)."""
+        """Release every connection the workspace opened (adapters, state store). A prefetch
+        still running is abandoned: its daemon threads end with the process."""
+        self._prefetch = None
         adapters, self._adapters = list(self._adapters.values()), {}
         for a in adapters:
             a.close()
@@ -98,15 +147,63 @@ class Workspace:
 
     # ---------------------------------------------------------- declarations
     def declarations(self, files: decl_mod.Files | None = None) -> decl_mod.Declarations:
+        from reconciler import declarations as decl_mod
+
         with bulk_objects():
             return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
 
     # ------------------------------------------------------------------ live
+    def prefetch(self, only: Iterable[str] = ()) -> None:
+        """Start the fetch a plan of the working tree's declarations will ask for (its catalogs,
+        `only` those when given; the schemas its view files name), on a daemon thread.
+        The catalog's wait then overlaps the command's own start-up work. Reads only; a later
+        fetch that asks for anything else waits for it to end and reads afresh, so a wrong
+        guess (a view file with no views) costs a second read, never a wrong plan."""
+        wanted = set(only)
+        catalogs = tuple(c for c in sorted(self.config.catalogs) if not wanted or c in wanted)
+        if not catalogs or self._prefetch is not None:
+            return
+        declared = frozenset((p.parent.name, p.stem) for p in (self.root / "views").glob("*/*")
+                             if p.suffix in (".yaml", ".yml") and p.parent.name in catalogs)
+        for name in catalogs:  # opened here: the thread then imports nothing the command imports too
+            self.adapter(name)
+        result: Future[Snapshots] = Future()
+
+        def run() -> None:
+            try:
+                result.set_result(self._fetch(catalogs, declared))
+            except BaseException as exc:  # re-raised by the fetch that takes it
+                result.set_exception(exc)
+
+        self._prefetch = _Prefetch(catalogs, declared, result)
+        threading.Thread(target=run, name="viewsync-prefetch", daemon=True).start()
+
+    def _settle_prefetch(self, catalogs: Iterable[str] | None = None,
+                         declared: set[tuple[str, str]] | None = None) -> Snapshots | None:
+        """The prefetched snapshots when they are what is asked for (its error raised as the
+        fetch's own); otherwise None, once the prefetch has ended (no two reads at once)."""
+        pre, self._prefetch = self._prefetch, None
+        if pre is None:
+            return None
+        if catalogs is not None and declared is not None and pre.catalogs == tuple(catalogs) \
+                and pre.declared == {s for s in declared if s[0] in pre.catalogs}:
+            return pre.result.result()
+        pre.result.exception()  # wait; its outcome is not what was asked for
+        return None
+
     def fetch(self, catalogs: Iterable[str], declared_schemas: set[tuple[str, str]],
-              all_schemas: bool = True) -> dict[tuple[str, str], SchemaSnapshot]:
+              all_schemas: bool = True) -> Snapshots:
         """Snapshots of every declared schema, plus every existing schema of the
         catalogs (to find managed views no longer declared: there only our own views
         are needed, and catalogs that can filter on the marker read nothing else)."""
+        catalogs = list(catalogs)
+        ready = self._settle_prefetch(catalogs if all_schemas else None, declared_schemas)
+        if ready is not None:
+            return ready
+        return self._fetch(catalogs, declared_schemas, all_schemas)
+
+    def _fetch(self, catalogs: Iterable[str], declared_schemas: set[tuple[str, str]] | frozenset[tuple[str, str]],
+               all_schemas: bool = True) -> Snapshots:
         adapters = self.adapters(catalogs)
         targets: set[tuple[str, str]] = {s for s in declared_schemas if s[0] in adapters}
         if all_schemas:
@@ -133,9 +230,10 @@ class Workspace:
         results = self._map(one, threaded) + self._map(one, inline, threads=False)
         return {(s.catalog, s.schema): s for s in results}
 
-    def fetch_views(self, names: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], SchemaSnapshot]:
+    def fetch_views(self, names: dict[tuple[str, str], list[str]]) -> Snapshots:
         """Snapshots holding at least the named views of each (catalog, schema), in bulk
         reads: what apply re-reads under its lock."""
+        self._settle_prefetch()
         keys = sorted(names)
         adapters = self.adapters({c for c, _ in keys})
         threaded = [k for k in keys if adapters[k[0]].capabilities.io_bound_fetch]
@@ -151,12 +249,13 @@ class Workspace:
         # AdapterErrors propagate as they are: the CLI translates every expected error once.
         if not threads or self.parallelism == 1 or len(items) < 2:
             return [fn(i) for i in items]
-        with ThreadPoolExecutor(max_workers=min(self.parallelism, len(items))) as pool:
-            return list(pool.map(fn, items))
+        return parallel_map(fn, items, min(self.parallelism, len(items)))
 
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
-             git: GitInfo | None = None) -> tuple[Plan, dict[tuple[str, str], SchemaSnapshot]]:
+             git: GitInfo | None = None) -> tuple[Plan, Snapshots]:
+        from reconciler.plan import build_plan
+
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
         with bulk_objects():
@@ -173,6 +272,8 @@ class Workspace:
         declared = {k: v for k, v in decl.schema_owners.items() if k[0] in catalogs}
         if not declared or opts.select:
             return
+        from reconciler import schema_owners
+
         plan.schema_owners, notes = schema_owners.plan_changes(declared, self.adapter, set(catalogs))
         plan.warnings.extend(notes)
 
@@ -181,5 +282,7 @@ class Workspace:
 
     def declarations_digest(self, decl: decl_mod.Declarations, opts: PlanOptions) -> str:
         """Digest of the declarations a plan with these options covers (saved plans compare it)."""
+        from reconciler.plan import selected
+
         catalogs = set(self.catalogs_in_scope(opts))
         return decl.digest(v for v in decl.views if v.catalog in catalogs and selected(v, opts))
