@@ -112,16 +112,17 @@ def apply_plan(
     project = ws.config.project
     run_id = new_run_id()
     result = ApplyResult(run_id)
+    plan_digest = plan.digest()  # once: it encodes every action
     try:
         result.took_over = state.acquire_lock(lock_name(project), holder_string(actor), run_id, wait_s=lock_timeout)
     except UserError:
-        state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id,
+        state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id,
                         outcome="refused")
         state.finish_run(run_id, "refused", {"reason": "locked"})
         raise
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
-        state.start_run(project, "apply", actor, git, plan.digest(), plan.declarations_digest, run_id)
+        state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id)
         result.repaired = repair_dead_runs(ws, state, project, run_id)
         if on_note:
             if result.took_over:
@@ -144,7 +145,7 @@ def apply_plan(
         if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
             events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
                 "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-                "plan_digest": plan.digest(), "summary": plan.summary()}))
+                "plan_digest": plan_digest, "summary": plan.summary()}))
         ctx = WriteContext(actor=actor, git_commit=git.commit, run_id=run_id)
 
         def live_of(action: Action) -> LiveView | None:

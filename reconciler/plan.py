@@ -15,6 +15,7 @@ The value it returns is described in `reconciler.plan_model`.
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -311,9 +312,16 @@ def _read_only(message: str, adapter: CatalogAdapter) -> str:
 
 
 def _creation_changes(spec: ViewSpec) -> list[Change]:
-    return diff_specs(spec, ViewSpec.model_construct(
+    return diff_specs(spec, _nothing(spec.security))
+
+
+@functools.lru_cache(maxsize=8)
+def _nothing(security: str | None) -> ViewSpec:
+    """What a create changes from (one per security mode: a create does not list it as a change).
+    Shared: diff_specs only reads it."""
+    return ViewSpec.model_construct(
         comment=None, columns=[], representations=[], default_catalog=None, default_namespace=None,
-        security=spec.security, owner=None, properties={}))
+        security=security, owner=None, properties={})
 
 
 def _drop_changes(spec: ViewSpec) -> list[Change]:

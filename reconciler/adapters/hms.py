@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -249,9 +250,10 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return self.engine_format
 
     # ------------------------------------------------------------ connection
-    @property
+    @functools.cached_property
     def capabilities(self) -> Capabilities:
-        # one connection per thread (the client pool): apply may write concurrently
+        # one connection per thread (the client pool): apply may write concurrently.
+        # Cached: the plan and apply ask once per view.
         return dataclasses.replace(self.metastore_capabilities(), parallel_writes=True)
 
     def describe(self) -> str:

@@ -25,6 +25,7 @@ change surfaces as ConflictError instead of being overwritten.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -237,10 +238,10 @@ class GlueAdapter(MetastoreAdapter):
             raise self.error(f"catalog {self.name!r} (glue): {op} failed: {type(exc).__name__}: {exc}") from None
 
     # --------------------------------------------------------------- reading
-    @property
+    @functools.cached_property
     def capabilities(self) -> Capabilities:
         # validated ATHENA views come back in Glue's own encoding; boto3 clients are thread-safe
-        # (one pooled connection per worker): apply may write concurrently
+        # (one pooled connection per worker): apply may write concurrently. Cached: asked once per view.
         return dataclasses.replace(self.metastore_capabilities(rewrites_sql=True), parallel_writes=True)
 
     def list_schemas(self) -> list[str]:
