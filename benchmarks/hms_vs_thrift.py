@@ -14,7 +14,8 @@ min/median of --reps runs, in one run so the ratios stay meaningful on a loaded 
   spark    Spark `CREATE OR REPLACE VIEW` of the N  vs  our no-op plan (only with --spark; slow)
 
 viewsync commands run in a child process; their time is the command's own (imports included, Python
-start-up excluded; the process wall time is printed beside it). Raw calls use hmsclient with the
+start-up excluded; the process wall time is printed beside it), with viewsync's modules byte-compiled
+as an installed wheel has them (benchmarks/installed.py). Raw calls use hmsclient with the
 fastest protocol thrift offers here. Metastore calls are counted from the metastore's side, by its
 audit log (one line per API call). A second table gives the CPU seconds each side spent (the
 metastore's from /proc, the client's from rusage): on a machine shared with the metastore, their sum
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from installed import compile_viewsync
 
 UPDATES = 100
 DB = "bench"
@@ -237,7 +239,7 @@ def reset_db(c: Any, db: str) -> None:
 def write_repo(root: Path, port: int, n: int, variant_of: Callable[[int], int]) -> None:
     (root / "viewsync.yaml").write_text(
         "version: 1\nproject: bench\nstate: sqlite:///.viewsync/state.db\n"
-        f"catalogs:\n  hive: {{type: hms, uri: 'thrift://127.0.0.1:{port}', write_format: spark}}\n")
+        f"catalogs:\n  hive: {{type: hms, uri: 'thrift://127.0.0.1:{port}', engine_format: spark}}\n")
     path = root / "views" / "hive" / f"{DB}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"catalog": "hive", "schema": DB, "views": [spec_of(i, variant_of(i)) for i in range(n)]}
@@ -485,6 +487,7 @@ def main() -> None:
     ap.add_argument("--spark", action="store_true", help="also time Spark CREATE OR REPLACE VIEW re-runs")
     ap.add_argument("--writers", type=int, nargs="+", default=[2, 8], help="--parallelism values to time creates with")
     args = ap.parse_args()
+    compile_viewsync()
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-bench-") as tmp:
         work = Path(tmp)
         (work / "hms").mkdir()

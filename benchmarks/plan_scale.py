@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import yaml
+from installed import compile_viewsync
 
 CHILD = r"""
 import json, resource, sys, time
@@ -127,6 +128,7 @@ def main() -> None:
     ap.add_argument("--parallelism", type=int, default=8)
     ap.add_argument("--no-compare", action="store_true", help="skip the 1/10-scale comparison run")
     args = ap.parse_args()
+    compile_viewsync()
     big = run(args.views, args.schemas, args.parallelism)
     show(big)
     if not args.no_compare:
