@@ -65,7 +65,9 @@ def test_a_prefetched_plan_is_the_same_plan_from_the_same_reads(tmp_path: Path, 
     (repo / "views" / "hive" / f"{database}.yaml").write_text(yaml.safe_dump(
         {"catalog": "hive", "schema": database, "views": [_view("a"), _view("c")]}))
     plain, plain_calls = _plan(repo, prefetch=False)
+    interval = sys.getswitchinterval()
     ahead, ahead_calls = _plan(repo, prefetch=True)
+    assert sys.getswitchinterval() == interval  # shortened while the prefetch runs, then restored
     assert ahead.to_json() == plain.to_json()
     assert [(a.action, a.view.name) for a in ahead.actions] == [("create", "c")]
     assert [str(u.view) for u in ahead.unmanaged] == [f"hive.{database}.theirs"]
