@@ -90,6 +90,7 @@ class _Prefetch:
     catalogs: tuple[str, ...]
     declared: frozenset[tuple[str, str]]
     result: Future[Snapshots]
+    switch_interval: float  # the interpreter's, restored when the prefetch is taken or dropped
 
 
 @dataclass
@@ -102,7 +103,6 @@ class Workspace:
     _state: StateStore | None = None
     _prefetch: _Prefetch | None = None
     _opening: threading.Lock = field(default_factory=threading.Lock)  # a prefetch opens adapters too
-    _switch_interval: float = 0.005  # the interpreter's, restored when a prefetch is taken
 
     @classmethod
     def open(cls, root: Path, config_file: Path | None = None, parallelism: int = 8) -> Workspace:
@@ -139,9 +139,7 @@ class Workspace:
     def close(self) -> None:
         """Release every connection the workspace opened (adapters, state store). A prefetch
         still running is abandoned: its daemon threads end with the process."""
-        if self._prefetch is not None:
-            self._prefetch = None
-            sys.setswitchinterval(self._switch_interval)
+        self._take_prefetch()
         adapters, self._adapters = list(self._adapters.values()), {}
         for a in adapters:
             a.close()
@@ -182,19 +180,25 @@ class Workspace:
         # While the command imports (CPU) beside the reads, a reply waits for the GIL for up to
         # the switch interval before its thread may decode it and send the next read: 1 ms, not
         # 5 ms, until the plan takes the result (measured: a no-op plan of 1,000 views ~3% faster).
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._switch_interval, 0.001))
-        self._prefetch = _Prefetch(catalogs, declared, result)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, 0.001))
+        self._prefetch = _Prefetch(catalogs, declared, result, interval)
         threading.Thread(target=run, name="viewsync-prefetch", daemon=True).start()
+
+    def _take_prefetch(self) -> _Prefetch | None:
+        """The prefetch, no longer the workspace's, with the switch interval restored."""
+        pre, self._prefetch = self._prefetch, None
+        if pre is not None:
+            sys.setswitchinterval(pre.switch_interval)
+        return pre
 
     def _settle_prefetch(self, catalogs: Iterable[str] | None = None,
                          declared: set[tuple[str, str]] | None = None) -> Snapshots | None:
         """The prefetched snapshots when they are what is asked for (its error raised as the
         fetch's own); otherwise None, once the prefetch has ended (no two reads at once)."""
-        pre, self._prefetch = self._prefetch, None
+        pre = self._take_prefetch()
         if pre is None:
             return None
-        sys.setswitchinterval(self._switch_interval)
         if catalogs is not None and declared is not None and pre.catalogs == tuple(catalogs) \
                 and pre.declared == {s for s in declared if s[0] in pre.catalogs}:
             return pre.result.result()
