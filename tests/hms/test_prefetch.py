@@ -16,24 +16,10 @@ import yaml
 from reconciler.plan import PlanOptions
 from reconciler.workspace import Workspace
 from tests.conftest import run_cli
+from tests.hms.test_hms_speed import _repo, _view
 from tests.misbehaving import misbehaving
 
-
-def _view(name: str) -> dict[str, Any]:
-    return {"name": name, "columns": [{"name": "id", "type": "bigint"}],
-            "representations": [{"dialect": "spark", "sql": "SELECT 1 AS id"}]}
-
-
-def _repo(tmp_path: Path, uri: str, files: dict[str, list[dict[str, Any]]]) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "views" / "hive").mkdir(parents=True, exist_ok=True)
-    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
-        "version": 1, "project": "pre", "state": f"sqlite:///{tmp_path}/state.db",
-        "catalogs": {"hive": {"type": "hms", "uri": uri, "engine_format": "spark"}}}))
-    for db, views in files.items():
-        (repo / "views" / "hive" / f"{db}.yaml").write_text(
-            yaml.safe_dump({"catalog": "hive", "schema": db, "views": views}))
-    return repo
+PROJECT = "speed"  # the project _repo writes
 
 
 def _plan(repo: Path, prefetch: bool) -> tuple[Any, int]:
@@ -42,7 +28,7 @@ def _plan(repo: Path, prefetch: bool) -> tuple[Any, int]:
     try:
         if prefetch:
             ws.prefetch()
-        plan, _ = ws.plan(PlanOptions(project="pre"), ws.declarations())
+        plan, _ = ws.plan(PlanOptions(project=PROJECT), ws.declarations())
         return plan, ws.catalog_calls()
     finally:
         ws.close()
@@ -60,10 +46,10 @@ def _foreign_view(hms_client: Any, db: str, name: str) -> None:
 def test_a_prefetched_plan_is_the_same_plan_from_the_same_reads(tmp_path: Path, metastore: Any, database: str,
                                                                  hms_client: Any) -> None:
     _foreign_view(hms_client, database, "theirs")
-    repo = _repo(tmp_path, metastore.uri, {database: [_view("a"), _view("b")]})
+    repo = _repo(tmp_path, metastore.uri, {database: [_view("a", "SELECT 1 AS id"), _view("b", "SELECT 1 AS id")]})
     assert run_cli(repo, "apply", "--auto-approve", "--allow-dirty").code == 0
     (repo / "views" / "hive" / f"{database}.yaml").write_text(yaml.safe_dump(
-        {"catalog": "hive", "schema": database, "views": [_view("a"), _view("c")]}))
+        {"catalog": "hive", "schema": database, "views": [_view("a", "SELECT 1 AS id"), _view("c", "SELECT 1 AS id")]}))
     plain, plain_calls = _plan(repo, prefetch=False)
     interval = sys.getswitchinterval()
     ahead, ahead_calls = _plan(repo, prefetch=True)
@@ -90,7 +76,8 @@ def test_bad_declarations_do_not_wait_for_a_hung_catalog(tmp_path: Path) -> None
     with misbehaving("hang") as port:
         repo = _repo(tmp_path, f"thrift://127.0.0.1:{port}", {})
         (repo / "viewsync.yaml").write_text((repo / "viewsync.yaml").read_text().replace(
-            "engine_format: spark", "engine_format: spark\n    timeout: 60"))
+            "write_format: spark", "write_format: spark\n    timeout: 60"))
+        assert "    timeout: 60" in (repo / "viewsync.yaml").read_text()
         (repo / "views" / "hive" / "db.yaml").write_text("catalog: hive\nschema: db\nviews:\n  - name: [\n")
         for command in ("plan", "drift"):
             start = time.monotonic()
