@@ -22,6 +22,7 @@ from reconciler.errors import Problem, ValidationFailed
 from reconciler.verify import settings as spark_settings
 
 CONFIG_NAME = "viewsync.yaml"
+VIEWS_DIR = "views"  # beside the config: views/<catalog>/<schema>.yaml
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
 # ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -18,11 +18,10 @@ import pydantic
 
 from reconciler import names, yamlsrc
 from reconciler import types as vtypes
-from reconciler.config import Config, fast_schema, schema, schema_problems
+from reconciler.config import VIEWS_DIR, Config, fast_schema, schema, schema_problems
 from reconciler.errors import Problem, ValidationFailed
 from reconciler.model import ViewId, ViewSpec, digest_of
 
-VIEWS_DIR = "views"
 # (path relative to the repository, text or raw bytes) of each view file
 Files = Iterable[tuple[str, str]] | Iterable[tuple[str, bytes]] | Iterable[tuple[str, str | bytes]]
 

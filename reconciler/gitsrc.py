@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reconciler.declarations import VIEWS_DIR
+from reconciler.config import VIEWS_DIR
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo
 

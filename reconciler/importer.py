@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.declarations import VIEWS_DIR
+from reconciler.config import VIEWS_DIR
 from reconciler.errors import UserError
 from reconciler.model import ViewSpec
 from reconciler.workspace import Workspace

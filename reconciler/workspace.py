@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
-from reconciler.config import Config, load_config
+from reconciler.config import VIEWS_DIR, Config, load_config
 from reconciler.errors import UserError
 
 # Declarations and planning load while a prefetch reads the catalogs (see Workspace.prefetch).
@@ -161,11 +161,10 @@ class Workspace:
         The catalog's wait then overlaps the command's own start-up work. Reads only; a later
         fetch that asks for anything else waits for it to end and reads afresh, so a wrong
         guess (a view file with no views) costs a second read, never a wrong plan."""
-        wanted = set(only)
-        catalogs = tuple(c for c in sorted(self.config.catalogs) if not wanted or c in wanted)
+        catalogs = tuple(self._in_scope(only))
         if not catalogs or self._prefetch is not None:
             return
-        declared = frozenset((p.parent.name, p.stem) for p in (self.root / "views").glob("*/*")
+        declared = frozenset((p.parent.name, p.stem) for p in (self.root / VIEWS_DIR).glob("*/*")
                              if p.suffix in (".yaml", ".yml") and p.parent.name in catalogs)
         for name in catalogs:  # opened here: the thread then imports nothing the command imports too
             self.adapter(name)
@@ -292,7 +291,13 @@ class Workspace:
         plan.warnings.extend(notes)
 
     def catalogs_in_scope(self, opts: PlanOptions) -> list[str]:
-        return [c for c in sorted(self.config.catalogs) if not opts.catalogs or c in opts.catalogs]
+        return self._in_scope(opts.catalogs)
+
+    def _in_scope(self, only: Iterable[str]) -> list[str]:
+        """The configured catalogs, sorted; `only` those when given (a prefetch must name
+        exactly the catalogs its plan will ask for)."""
+        wanted = set(only)
+        return [c for c in sorted(self.config.catalogs) if not wanted or c in wanted]
 
     def declarations_digest(self, decl: decl_mod.Declarations, opts: PlanOptions) -> str:
         """Digest of the declarations a plan with these options covers (saved plans compare it)."""
