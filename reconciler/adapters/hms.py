@@ -15,8 +15,6 @@ give this metastore, written when a view declares no default_catalog).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import hashlib
 import json
 import re
@@ -50,7 +48,6 @@ from thrift.transport import TSocket, TTransport
 from reconciler import formats
 from reconciler.adapters.base import (
     AdapterError,
-    Capabilities,
     ConflictError,
     Marker,
     SchemaSnapshot,
@@ -250,12 +247,6 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return self.engine_format
 
     # ------------------------------------------------------------ connection
-    @functools.cached_property
-    def capabilities(self) -> Capabilities:
-        # one connection per thread (the client pool): apply may write concurrently.
-        # Cached: the plan and apply ask once per view.
-        return dataclasses.replace(self.metastore_capabilities(), parallel_writes=True)
-
     def describe(self) -> str:
         return f"{self.name} (hms, thrift://{self.host}:{self.port}, engine_format={self.engine_format})"
 

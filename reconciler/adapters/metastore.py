@@ -10,6 +10,7 @@ shape of what a codec decodes. Subclasses supply the I/O and the codecs.
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class MetastoreAdapter(CatalogAdapter):
     live)`; `create` writes in the catalog's `engine_format`."""
 
     FORMAT_OPTION: ClassVar[str] = "engine_format"  # the option choosing the engine format of new views
+    REWRITES_SQL: ClassVar[bool] = False  # the catalog stores some views' SQL in its own encoding
     DEPRECATED_FORMAT_OPTION: ClassVar[str]  # its old name, still accepted
     ENGINE_FORMATS: ClassVar[tuple[str, ...]]  # its accepted values
     DEFAULT_FORMAT: ClassVar[str]
@@ -72,11 +74,13 @@ class MetastoreAdapter(CatalogAdapter):
                              f"{', '.join(self.ENGINE_FORMATS)}, got {fmt!r}")
         self.engine_format = fmt
 
-    def metastore_capabilities(self, rewrites_sql: bool = False) -> Capabilities:
-        # other dialects than the engine format's travel in parameters: any dialect is storable;
-        # metastores lowercase database and table names.
+    @functools.cached_property
+    def capabilities(self) -> Capabilities:
+        # Other dialects than the engine format's travel in parameters: any dialect is storable;
+        # metastores lowercase database and table names. Each subclass keeps one client per
+        # writer thread, so apply may write concurrently. Built once: asked once per view.
         return Capabilities(strategy="format-aware", writable=True, writable_dialects=None,
-                            rewrites_sql=rewrites_sql, fold_names=True)
+                            rewrites_sql=self.REWRITES_SQL, fold_names=True, parallel_writes=True)
 
     # ------------------------------------------------------------ engine format
     @abstractmethod

@@ -24,8 +24,6 @@ change surfaces as ConflictError instead of being overwritten.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,7 +48,6 @@ from reconciler import formats
 from reconciler.adapters.base import (
     DECODE_FAILURES,
     AdapterError,
-    Capabilities,
     ConflictError,
     Marker,
     NativeVersion,
@@ -133,6 +130,7 @@ class GlueAdapter(MetastoreAdapter):
     DEPRECATED_FORMAT_OPTION = "view_format"
     ENGINE_FORMATS = codec.VIEW_FORMATS
     DEFAULT_FORMAT = "athena"
+    REWRITES_SQL = True  # validated ATHENA views come back in Glue's own encoding
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         unknown = sorted(set(options) - _KNOWN_OPTIONS)
@@ -238,12 +236,6 @@ class GlueAdapter(MetastoreAdapter):
             raise self.error(f"catalog {self.name!r} (glue): {op} failed: {type(exc).__name__}: {exc}") from None
 
     # --------------------------------------------------------------- reading
-    @functools.cached_property
-    def capabilities(self) -> Capabilities:
-        # validated ATHENA views come back in Glue's own encoding; boto3 clients are thread-safe
-        # (one pooled connection per worker): apply may write concurrently. Cached: asked once per view.
-        return dataclasses.replace(self.metastore_capabilities(rewrites_sql=True), parallel_writes=True)
-
     def list_schemas(self) -> list[str]:
         names: list[str] = []
         token: str | None = None
