@@ -8,7 +8,8 @@ as ratios (calls must grow with schemas, not views).
     python benchmarks/plan_scale.py                  # 10,000 views / 100 schemas, plus 1,000 / 10
     python benchmarks/plan_scale.py --views 2000 --schemas 20 --no-compare
 
-Target: a no-op plan of 10,000 views in 100 schemas within 1.5 s and 300 MB. The target is
+Target: a no-op plan of 10,000 views in 100 schemas within 1.5 s and 300 MB, as a whole
+`viewsync plan` process (best of three; the in-process figures show where it goes). The target is
 in seconds, so the run also prints how fast the machine's cores were (benchmarks/machine.py).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -88,13 +90,19 @@ def noop_plan(root: Path, parallelism: int) -> dict[str, float]:
     return json.loads(res.stdout)  # type: ignore[no-any-return]
 
 
-def cli_plan(root: Path) -> float:
+def cli_plan(root: Path) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of one whole `viewsync plan` process."""
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "reconciler.cli", "--repo", str(root), "plan",
-                          "--detailed-exitcode"], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"CLI plan exit {res.returncode}:\n{res.stdout[-1000:]}{res.stderr[-1000:]}")
-    return time.perf_counter() - t0
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([sys.executable, "-m", "reconciler.cli", "--repo", str(root), "plan",
+                                 "--detailed-exitcode"], stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"CLI plan exit {proc.returncode}:\n{log.read()[-2000:].decode()}")
+    return seconds, usage.ru_maxrss / 1024
 
 
 def run(views: int, schemas: int, parallelism: int) -> dict[str, float]:
@@ -108,7 +116,8 @@ def run(views: int, schemas: int, parallelism: int) -> dict[str, float]:
             if best is None or got["wall_s"] < best["wall_s"]:
                 best = got
         assert best is not None
-        best["cli_plan_s"] = cli_plan(root)
+        # The target is for the whole process: interpreter start, CLI, plan and its output.
+        best["cli_plan_s"], best["cli_rss_mb"] = min(cli_plan(root) for _ in range(3))
         best["apply_s"] = apply_s
         best["views"], best["schemas"] = views, schemas
         return best
@@ -117,8 +126,8 @@ def run(views: int, schemas: int, parallelism: int) -> dict[str, float]:
 def show(r: dict[str, float]) -> None:
     print(f"{int(r['views']):>6} views / {int(r['schemas']):>3} schemas: no-op plan {r['wall_s']:.2f} s "
           f"(imports {r['import_s']:.2f}, declarations {r['load_decl_s']:.2f}, fetch+diff "
-          f"{r['fetch_and_diff_s']:.2f}), whole CLI `plan` {r['cli_plan_s']:.2f} s, catalog calls "
-          f"{int(r['calls'])}, peak RSS {r['peak_rss_mb']:.0f} MB, process CPU {r['cpu_s']:.2f} s "
+          f"{r['fetch_and_diff_s']:.2f}), whole CLI `plan` {r['cli_plan_s']:.2f} s and {r['cli_rss_mb']:.0f} MB, "
+          f"catalog calls {int(r['calls'])}, peak RSS {r['peak_rss_mb']:.0f} MB, process CPU {r['cpu_s']:.2f} s "
           f"(initial apply {r['apply_s']:.1f} s)")
 
 
@@ -140,12 +149,13 @@ def main() -> None:
               f"x{big['schemas'] / small['schemas']:.0f}, catalog calls x{big['calls'] / small['calls']:.1f}, "
               f"no-op plan time x{big['wall_s'] / small['wall_s']:.1f}, peak RSS x"
               f"{big['peak_rss_mb'] / small['peak_rss_mb']:.1f}")
-    # On a shared machine the wall time includes waiting for a core: the CPU time is the
-    # figure that does not depend on the load (both are printed above).
-    ok = big["wall_s"] <= 1.5 and big["peak_rss_mb"] <= 300
+    # The target is for the whole process (the CLI `plan`, best of three). On a shared machine the
+    # wall time includes waiting for a core: the CPU time does not depend on the load (printed above).
+    ok = big["cli_plan_s"] <= 1.5 and big["cli_rss_mb"] <= 300
     # The target is in seconds: the reference workload tells how fast the cores were.
     print(f"at end: {describe()}")
-    print(f"target (<= 1.5 s and <= 300 MB at 10,000 views / 100 schemas): {'met' if ok else 'NOT met'}")
+    verdict = ("met" if ok else "NOT met") if (args.views, args.schemas) == (10_000, 100) else "not measured"
+    print(f"target (whole CLI `plan` <= 1.5 s and <= 300 MB at 10,000 views / 100 schemas): {verdict}")
 
 
 if __name__ == "__main__":
