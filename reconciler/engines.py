@@ -6,6 +6,9 @@ process, so closing a workspace releases every connection it opened.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,3 +33,36 @@ def create_engine(url: str) -> Engine:
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
     return eng
+
+
+def _sqlite_file(engine: Engine) -> Path | None:
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        return Path(engine.url.database)
+    return None
+
+
+def has_tables(names: Iterable[str], engine: Engine) -> bool:
+    """Whether the store holds these tables, without creating anything (not even
+    the SQLite file): read-only commands read an absent store as empty."""
+    path = _sqlite_file(engine)
+    if path is not None and not path.exists():
+        return False
+    with engine.connect() as conn:
+        present = set(sa.inspect(conn).get_table_names())
+    return all(name in present for name in names)
+
+
+def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
+    """create_all that survives another process creating the same tables at the same moment.
+    Called by writers only: plan and the other read-only commands create nothing."""
+    path = _sqlite_file(engine)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(5):
+        try:
+            meta.create_all(engine)
+            return
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):
+            if attempt == 4:
+                raise
+            time.sleep(0.1 * (attempt + 1))  # the other creator finishes; checkfirst then sees its tables

@@ -18,8 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.adapters.managed import ensure_tables, has_tables
-from reconciler.engines import create_engine
+from reconciler.engines import create_engine, ensure_tables, has_tables
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.lockholder import is_dead
@@ -151,7 +150,7 @@ class StateStore:
                 ensure_tables(metadata, self.engine)
                 self.ready = True
             else:
-                self.ready = has_tables(metadata, self.engine)
+                self.ready = has_tables(metadata.tables, self.engine)
         except (SQLAlchemyError, OSError) as err:
             detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
             raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None

@@ -11,7 +11,7 @@ import jsonschema
 import sqlalchemy as sa
 import yaml
 
-from reconciler.adapters.managed import view_meta
+from reconciler.adapters.managed_tables import view_meta
 from tests.conftest import ROOT, run_cli
 
 PLAN_SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
@@ -318,7 +318,7 @@ def test_backend_failure_mid_apply_loses_nothing_and_rerun_converges(sample_repo
     # The catalog starts refusing one write, as a full disk or a broken connection would.
     (sample_repo / ".viewsync").mkdir()
     con = sqlite3.connect(sample_repo / ".viewsync" / "catalog.db")
-    from reconciler.adapters.managed import metadata
+    from reconciler.adapters.managed_tables import metadata
 
     engine = sa.create_engine(f"sqlite:///{sample_repo / '.viewsync' / 'catalog.db'}")
     metadata.create_all(engine)

@@ -1,96 +1,42 @@
 """Full management: every view's metadata lives in our own SQL store.
 
-Tables follow the Gravitino view design: `view_meta` (one row per view, with
-current/latest version and soft delete via `deleted_at`) and
-`view_version_info` (one immutable row per version). Every change writes a new
-version row; a drop soft-deletes. Works on SQLite and PostgreSQL.
+Its tables (reconciler.adapters.managed_tables) follow the Gravitino view
+design: one `view_meta` row per view and one immutable `view_version_info` row
+per version. Every change writes a new version row; a drop soft-deletes. Works
+on SQLite and PostgreSQL. Reads are text SQL through reconciler.store_reads (a
+plan on a SQLite file never imports SQLAlchemy); writes go through SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
 from pydantic import Field
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 from reconciler.adapters.base import Capabilities, CatalogAdapter, Marker, NativeVersion, SchemaSnapshot, WriteContext
 from reconciler.adapters.options import CatalogOptions
-from reconciler.engines import create_engine
 from reconciler.errors import AdapterError, ConflictError
 from reconciler.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
+from reconciler.store_reads import EngineReads, ReadFailed, Reads, SqliteFileReads, sqlite_file
 
-metadata = sa.MetaData()
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
-view_meta = sa.Table(
-    "view_meta", metadata,
-    sa.Column("view_id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("catalog_name", sa.String(255), nullable=False),
-    sa.Column("schema_name", sa.String(255), nullable=False),
-    sa.Column("view_name", sa.String(255), nullable=False),
-    sa.Column("managed_by", sa.String(255)),
-    sa.Column("spec_digest", sa.String(80)),
-    sa.Column("audit_info", sa.Text, nullable=False),
-    sa.Column("current_version", sa.Integer, nullable=False),
-    sa.Column("last_version", sa.Integer, nullable=False),
-    sa.Column("deleted_at", sa.BigInteger, nullable=False, default=0),
-    sa.UniqueConstraint("catalog_name", "schema_name", "view_name", "deleted_at", name="uk_view_meta_name"),
-)
+TABLES = ("view_meta", "view_version_info")  # managed_tables.metadata's tables (tested)
 
-view_version_info = sa.Table(
-    "view_version_info", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("view_id", sa.Integer, nullable=False, index=True),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("view_comment", sa.Text),
-    sa.Column("columns", sa.Text, nullable=False),
-    sa.Column("properties", sa.Text, nullable=False),
-    sa.Column("security_mode", sa.String(16), nullable=False),
-    sa.Column("owner", sa.String(255)),
-    sa.Column("default_catalog", sa.String(255)),
-    sa.Column("default_namespace", sa.Text),
-    sa.Column("representations", sa.Text, nullable=False),
-    sa.Column("spec_digest", sa.String(80)),
-    sa.Column("audit_info", sa.Text, nullable=False),
-    sa.Column("deleted_at", sa.BigInteger, nullable=False, default=0),
-    sa.UniqueConstraint("view_id", "version", name="uk_view_version"),
-)
-
-def _sqlite_file(engine: Engine) -> Path | None:
-    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-        return Path(engine.url.database)
-    return None
-
-
-def has_tables(meta: sa.MetaData, engine: Engine) -> bool:
-    """Whether the store holds these tables, without creating anything (not even
-    the SQLite file): read-only commands read an absent store as empty."""
-    path = _sqlite_file(engine)
-    if path is not None and not path.exists():
-        return False
-    with engine.connect() as conn:
-        present = set(sa.inspect(conn).get_table_names())
-    return all(t.name in present for t in meta.sorted_tables)
-
-
-def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
-    """create_all that survives another process creating the same tables at the same moment.
-    Called by writers only: plan and the other read-only commands create nothing."""
-    path = _sqlite_file(engine)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    for attempt in range(5):
-        try:
-            meta.create_all(engine)
-            return
-        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):
-            if attempt == 4:
-                raise
-            time.sleep(0.1 * (attempt + 1))  # the other creator finishes; checkfirst then sees its tables
+_LIST_SCHEMAS = ("SELECT DISTINCT schema_name FROM view_meta "
+                 "WHERE catalog_name = :catalog AND deleted_at = 0")
+_FETCH = ("SELECT m.view_id, m.view_name, m.managed_by, m.spec_digest, m.current_version, v.view_comment, "
+          "v.columns, v.properties, v.security_mode, v.owner, v.default_catalog, v.default_namespace, "
+          "v.representations "
+          "FROM view_meta m JOIN view_version_info v ON v.view_id = m.view_id AND v.version = m.current_version "
+          "WHERE m.catalog_name = :catalog AND m.schema_name = :schema AND m.deleted_at = 0")
+_HISTORY = ("SELECT v.version, v.audit_info, v.representations, v.spec_digest "
+            "FROM view_version_info v JOIN view_meta m ON m.view_id = v.view_id "
+            "WHERE m.catalog_name = :catalog AND m.schema_name = :schema AND m.view_name = :name "
+            "ORDER BY v.version")
 
 
 def _now_ms() -> int:
@@ -126,15 +72,37 @@ class ManagedAdapter(CatalogAdapter):
         url = options.get("url")
         if not isinstance(url, str) or not url:
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
+        self.url = url
+        self._engine: Engine | None = None
+        path = sqlite_file(url)
         try:
-            self.engine = create_engine(url)
-            self._tables = has_tables(metadata, self.engine)  # connects: a bad URL fails here
-        except SQLAlchemyError as err:
-            raise self.fail("cannot open the managed store", err) from None
+            self._reads: Reads = SqliteFileReads(path) if path is not None else EngineReads(self.engine)
+            self._tables = self._reads.has_tables(TABLES)  # connects: a bad URL fails here
+        except ReadFailed as err:
+            raise self.fail("cannot open the managed store", err.cause) from None
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine, made on first use (writes; every read of a non-file URL)."""
+        if self._engine is None:
+            from sqlalchemy.exc import SQLAlchemyError
+
+            from reconciler.engines import create_engine
+
+            try:
+                self._engine = create_engine(self.url)
+            except SQLAlchemyError as err:
+                raise self.fail("cannot open the managed store", err) from None
+        return self._engine
 
     def _writable(self) -> None:
         """Tables are created by the first write, never by a read (plan is read-only)."""
         if not self._tables:
+            from sqlalchemy.exc import SQLAlchemyError
+
+            from reconciler.adapters.managed_tables import metadata
+            from reconciler.engines import ensure_tables
+
             try:
                 ensure_tables(metadata, self.engine)
             except (SQLAlchemyError, OSError) as err:
@@ -143,78 +111,68 @@ class ManagedAdapter(CatalogAdapter):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="managed", writable=True, io_bound_fetch=self.engine.dialect.name != "sqlite")
+        return Capabilities(strategy="managed", writable=True, io_bound_fetch=self._reads.backend != "sqlite")
 
     def describe(self) -> str:
-        return f"{self.name} (managed, {self.engine.url.render_as_string(hide_password=True)})"
+        where = self.url if self._engine is None and isinstance(self._reads, SqliteFileReads) \
+            else self.engine.url.render_as_string(hide_password=True)
+        return f"{self.name} (managed, {where})"
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
 
     # ------------------------------------------------------------------ reads
-    def _read(self, what: str, query: Any) -> list[Any]:
-        """Rows of one read query; a store failure is an AdapterError naming the catalog."""
+    def _read(self, what: str, sql: str, **params: Any) -> list[Any]:
+        """Rows of one read statement; a store failure is an AdapterError naming the catalog."""
         self.count_call()
         try:
             if not self._tables:  # another writer may have created them since
-                self._tables = has_tables(metadata, self.engine)
+                self._tables = self._reads.has_tables(TABLES)
             if not self._tables:  # nothing written yet: an empty store, and nothing is created
                 return []
-            with self.engine.connect() as conn:
-                return list(conn.execute(query).all())
-        except SQLAlchemyError as err:
-            raise self.fail(f"cannot {what} in the managed store", err) from None
+            return self._reads.rows(sql, params)
+        except ReadFailed as err:
+            raise self.fail(f"cannot {what} in the managed store", err.cause) from None
 
     def list_schemas(self) -> list[str]:
-        q = (sa.select(view_meta.c.schema_name).distinct()
-             .where(view_meta.c.catalog_name == self.name, view_meta.c.deleted_at == 0))
-        return sorted(r[0] for r in self._read("list schemas", q))
+        return sorted(r[0] for r in self._read("list schemas", _LIST_SCHEMAS, catalog=self.name))
 
     def fetch(self, schema: str) -> SchemaSnapshot:
-        m, v = view_meta, view_version_info
-        q = (sa.select(m.c.view_id, m.c.view_name, m.c.managed_by, m.c.spec_digest, m.c.current_version,
-                       v.c.view_comment, v.c.columns, v.c.properties, v.c.security_mode, v.c.owner,
-                       v.c.default_catalog, v.c.default_namespace, v.c.representations)
-             .join(v, sa.and_(v.c.view_id == m.c.view_id, v.c.version == m.c.current_version))
-             .where(m.c.catalog_name == self.name, m.c.schema_name == schema, m.c.deleted_at == 0))
         snap = SchemaSnapshot(self.name, schema)
-        rows = self._read(f"read schema {schema!r}", q)
-        for r in rows:
+        rows = self._read(f"read schema {schema!r}", _FETCH, catalog=self.name, schema=schema)
+        for (view_id, name, managed_by, spec_digest, version, comment, columns, properties, security, owner,
+             default_catalog, default_namespace, representations) in rows:
             # Rows we wrote from validated specs: rebuild them without re-validating.
             spec = trusted(ViewSpec, {
-                "comment": r.view_comment,
-                "columns": [trusted(Column, c) for c in json.loads(r.columns)],
-                "representations": [trusted(Representation, x) for x in json.loads(r.representations)],
-                "default_catalog": r.default_catalog,
-                "default_namespace": json.loads(r.default_namespace) if r.default_namespace else None,
-                "security": r.security_mode,
-                "owner": r.owner,
-                "properties": json.loads(r.properties),
+                "comment": comment,
+                "columns": [trusted(Column, c) for c in json.loads(columns)],
+                "representations": [trusted(Representation, x) for x in json.loads(representations)],
+                "default_catalog": default_catalog,
+                "default_namespace": json.loads(default_namespace) if default_namespace else None,
+                "security": security,
+                "owner": owner,
+                "properties": json.loads(properties),
             })
-            snap.views[r.view_name] = trusted(LiveView, {
-                "id": ViewId(self.name, schema, r.view_name), "spec": spec, "format": "managed",
-                "managed_by": r.managed_by, "spec_digest": r.spec_digest,
-                "native_version": str(r.current_version),
-                "fingerprint": f"managed:v{r.current_version}:{spec.digest()}", "writable": True,
-                "handle": ManagedHandle(r.view_id),
+            snap.views[name] = trusted(LiveView, {
+                "id": ViewId(self.name, schema, name), "spec": spec, "format": "managed",
+                "managed_by": managed_by, "spec_digest": spec_digest,
+                "native_version": str(version),
+                "fingerprint": f"managed:v{version}:{spec.digest()}", "writable": True,
+                "handle": ManagedHandle(view_id),
             })
         return snap
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
-        m, v = view_meta, view_version_info
-        q = (sa.select(v.c.version, v.c.audit_info, v.c.representations, v.c.spec_digest)
-             .join(m, m.c.view_id == v.c.view_id)
-             .where(m.c.catalog_name == view.catalog, m.c.schema_name == view.schema,
-                    m.c.view_name == view.name)
-             .order_by(v.c.version))
-        rows = self._read(f"read the versions of {view}", q)
+        rows = self._read(f"read the versions of {view}", _HISTORY, catalog=view.catalog, schema=view.schema,
+                          name=view.name)
         out = []
-        for r in rows:
-            audit = json.loads(r.audit_info)
+        for version, audit_info, representations, digest in rows:
+            audit = json.loads(audit_info)
             out.append(NativeVersion(
-                version=str(r.version), timestamp_ms=audit.get("last_modified_time"),
-                summary={"actor": str(audit.get("last_modifier", "")), "digest": r.spec_digest or ""},
-                dialects=tuple(x["dialect"] for x in json.loads(r.representations))))
+                version=str(version), timestamp_ms=audit.get("last_modified_time"),
+                summary={"actor": str(audit.get("last_modifier", "")), "digest": digest or ""},
+                dialects=tuple(x["dialect"] for x in json.loads(representations))))
         return out
 
     # ----------------------------------------------------------------- writes
@@ -232,8 +190,12 @@ class ManagedAdapter(CatalogAdapter):
         }
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        import sqlalchemy as sa
+
+        from reconciler.adapters.managed_tables import view_meta as m
+        from reconciler.adapters.managed_tables import view_version_info
+
         self._writable()
-        m = view_meta
         try:
             with self.engine.begin() as conn:
                 res = conn.execute(m.insert().values(
@@ -247,7 +209,7 @@ class ManagedAdapter(CatalogAdapter):
             if view.name in self.fetch(view.schema).views:
                 raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
             raise self.error(f"managed store refused {view}: {err.orig}") from None
-        except SQLAlchemyError as err:
+        except sa.exc.SQLAlchemyError as err:
             raise self.error(f"managed store error creating {view}: {err}") from None
 
     def _view_id(self, live: LiveView) -> int:
@@ -257,8 +219,12 @@ class ManagedAdapter(CatalogAdapter):
         return handle.view_id
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        import sqlalchemy as sa
+
+        from reconciler.adapters.managed_tables import view_meta as m
+        from reconciler.adapters.managed_tables import view_version_info
+
         self._writable()
-        m = view_meta
         view_id = self._view_id(live)
         expected = int(live.native_version or 0)
         try:
@@ -279,12 +245,16 @@ class ManagedAdapter(CatalogAdapter):
                                             audit_info=_audit(ctx.actor, json.loads(row.audit_info))))
                 if done.rowcount != 1:
                     raise ConflictError(f"view {live.id} changed concurrently")
-        except SQLAlchemyError as err:
+        except sa.exc.SQLAlchemyError as err:
             raise self.error(f"managed store error updating {live.id}: {err}") from None
 
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        import sqlalchemy as sa
+
+        from reconciler.adapters.managed_tables import view_meta as m
+        from reconciler.adapters.managed_tables import view_version_info
+
         self._writable()
-        m = view_meta
         view_id = self._view_id(live)
         now = _now_ms()
         try:
@@ -295,5 +265,5 @@ class ManagedAdapter(CatalogAdapter):
                     conn.execute(view_version_info.update()
                                  .where(view_version_info.c.view_id == view_id)
                                  .values(deleted_at=now))
-        except SQLAlchemyError as err:
+        except sa.exc.SQLAlchemyError as err:
             raise self.error(f"managed store error dropping {live.id}: {err}") from None

@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from reconciler.engines import ensure_tables
 from reconciler.secrets import redact
 
 metadata = sa.MetaData()
@@ -62,8 +63,6 @@ def _now() -> datetime:
 
 
 def ensure(engine: Engine) -> None:
-    from reconciler.adapters.managed import ensure_tables
-
     ensure_tables(metadata, engine)
 
 
