@@ -10,6 +10,7 @@ plan on a SQLite file never imports SQLAlchemy); writes go through SQLAlchemy.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,7 @@ class ManagedAdapter(CatalogAdapter):
             raise AdapterError(f"catalog {name!r}: managed catalogs need a 'url' (SQLAlchemy URL)")
         self.url = url
         self._engine: Engine | None = None
+        self._engine_made = threading.Lock()  # one engine, whichever thread asks first
         path = sqlite_file(url)
         try:
             self._reads: Reads = SqliteFileReads(path) if path is not None else EngineReads(self.engine)
@@ -84,16 +86,17 @@ class ManagedAdapter(CatalogAdapter):
     @property
     def engine(self) -> Engine:
         """The SQLAlchemy engine, made on first use (writes; every read of a non-file URL)."""
-        if self._engine is None:
-            from sqlalchemy.exc import SQLAlchemyError
+        with self._engine_made:
+            if self._engine is None:
+                from sqlalchemy.exc import SQLAlchemyError
 
-            from reconciler.engines import create_engine
+                from reconciler.engines import create_engine
 
-            try:
-                self._engine = create_engine(self.url)
-            except SQLAlchemyError as err:
-                raise self.fail("cannot open the managed store", err) from None
-        return self._engine
+                try:
+                    self._engine = create_engine(self.url)
+                except SQLAlchemyError as err:
+                    raise self.fail("cannot open the managed store", err) from None
+            return self._engine
 
     def _writable(self) -> None:
         """Tables are created by the first write, never by a read (plan is read-only)."""
@@ -114,7 +117,8 @@ class ManagedAdapter(CatalogAdapter):
         return Capabilities(strategy="managed", writable=True, io_bound_fetch=self._reads.backend != "sqlite")
 
     def describe(self) -> str:
-        where = self.url if self._engine is None and isinstance(self._reads, SqliteFileReads) \
+        # A plain SQLite file URL has no password; any other is rendered by SQLAlchemy, which hides it.
+        where = self.url if isinstance(self._reads, SqliteFileReads) \
             else self.engine.url.render_as_string(hide_password=True)
         return f"{self.name} (managed, {where})"
 
