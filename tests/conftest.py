@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +65,34 @@ def run_cli(repo: Path, *args: str, env: Mapping[str, str] | None = None, proces
             else:
                 os.environ[key] = value
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
+
+
+_LOADED = """
+import json, sys
+from reconciler import cli
+watched = json.loads(sys.argv[1])
+sys.argv = ["viewsync", *sys.argv[2:]]
+code = None
+try:
+    cli.main()
+except SystemExit as e:
+    code = e.code
+print(json.dumps([sorted(m for m in watched if m in sys.modules), code]))
+"""
+
+
+def modules_loaded(repo: Path | None, *args: str, modules: Iterable[str],
+                   env: Mapping[str, str] | None = None) -> tuple[list[str], int | None]:
+    """Which of `modules` `viewsync [--repo REPO] ARGS...` imports in a fresh process, and its
+    exit code: a command must import only what it uses."""
+    argv = [*(["--repo", str(repo)] if repo is not None else []), *args]
+    res = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(list(modules)), *argv], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, **(env or {})})
+    try:
+        loaded, code = json.loads(res.stdout.splitlines()[-1])
+    except (IndexError, ValueError):
+        raise AssertionError(f"viewsync {' '.join(argv)} did not finish:\n{res.stdout}{res.stderr}") from None
+    return loaded, code
 
 
 @pytest.fixture(autouse=True)

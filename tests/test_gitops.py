@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, modules_loaded, run_cli
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 
@@ -158,12 +158,8 @@ def test_dirty_paths_in_a_subdirectory_and_before_the_first_commit(tmp_path: Pat
 
 
 def test_apply_asks_git_directly_and_loads_no_gitpython(git_repo: Path) -> None:
-    script = ("import sys\nfrom reconciler import cli\nsys.argv = ['viewsync', *sys.argv[1:]]\n"
-              "try:\n    cli.main()\nexcept SystemExit as e:\n    code = e.code\n"
-              "print('gitpython loaded:', 'git' in sys.modules, code)\n")
-    res = subprocess.run([sys.executable, "-c", script, "--repo", str(git_repo), "apply", "--auto-approve"],
-                         capture_output=True, text=True, env={**os.environ, "GITHUB_ACTOR": ""})
-    assert res.stdout.strip().endswith("gitpython loaded: False 0"), res.stdout + res.stderr
+    assert modules_loaded(git_repo, "apply", "--auto-approve", modules=["git"],
+                          env={"GITHUB_ACTOR": ""}) == ([], 0)
     rows = _audit(git_repo)
     assert rows and {r["actor"] for r in rows} == {"Dana Declarer"}  # from `git config user.name`
 

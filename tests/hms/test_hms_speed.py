@@ -17,6 +17,7 @@ from reconciler.model import MANAGED_BY, MANAGED_BY_FILTERABLE
 from reconciler.plan import PlanOptions
 from reconciler.state import StateStore
 from reconciler.workspace import Workspace
+from tests.conftest import modules_loaded
 
 
 def _view(name: str, sql: str) -> dict[str, Any]:
@@ -172,25 +173,10 @@ def test_no_op_plan_parses_no_sql(tmp_path: Path, metastore: Any, database: str,
     assert not plan.errors and not plan.actions and plan.unchanged == 2
 
 
-LOADED = """
-import sys
-from reconciler import cli
-sys.argv = ["viewsync", *sys.argv[1:]]
-try:
-    cli.main()
-except SystemExit as e:
-    code = e.code
-print("loaded:", sorted(m for m in ("sqlalchemy", "git", "sqlglot", "rich") if m in sys.modules), code)
-"""
-
-
 def test_a_plan_on_a_metastore_loads_no_sqlalchemy_gitpython_or_sqlglot(tmp_path: Path, metastore: Any,
                                                                          database: str) -> None:
-    import subprocess
-    import sys
-
     repo = _repo(tmp_path, metastore.uri, {database: [_view("a", "SELECT 1 AS id")]})
     assert _plan_and_apply(repo)[0].ok
-    for args in (["--help"], ["--repo", str(repo), "plan", "--detailed-exitcode"]):
-        res = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True, text=True, timeout=120)
-        assert res.stdout.splitlines()[-1] == "loaded: [] 0", res.stdout + res.stderr
+    heavy = ["sqlalchemy", "git", "sqlglot", "rich"]
+    assert modules_loaded(None, "--help", modules=heavy) == ([], 0)
+    assert modules_loaded(repo, "plan", "--detailed-exitcode", modules=heavy) == ([], 0)
