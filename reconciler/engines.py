@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from reconciler.store_reads import BUSY_TIMEOUT_S
 from reconciler.timeouts import sql_connect_args
 
 
@@ -30,7 +31,7 @@ def create_engine(url: str) -> Engine:
             # WAL + NORMAL: no corruption on crash; only a power loss can lose the last commits.
             cur.execute("PRAGMA synchronous=NORMAL")
             # The catalog and the state store may share one SQLite file, through two engines.
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_S * 1000}")
             cur.close()
     return eng
 

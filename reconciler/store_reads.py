@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 Row = Sequence[Any]
-BUSY_TIMEOUT_S = 30  # as the engines' busy_timeout: a writer holds the file for one transaction at a time
+# How long a SQLite reader or writer waits for another's transaction (the engines' busy_timeout too).
+BUSY_TIMEOUT_S = 30
 _PLAIN_SQLITE = "sqlite:///"
 
 
