@@ -116,7 +116,9 @@ class Workspace:
                 if cat is None:
                     raise UserError(f"unknown catalog {name!r} (viewsync.yaml defines: "
                                     f"{', '.join(sorted(self.config.catalogs))})")
-                self._adapters[name] = open_adapter(name, {"type": cat.type, **cat.options})
+                adapter = open_adapter(name, {"type": cat.type, **cat.options})
+                adapter.concurrency = self.parallelism
+                self._adapters[name] = adapter
             return self._adapters[name]
 
     def adapters(self, names: Iterable[str]) -> dict[str, CatalogAdapter]:

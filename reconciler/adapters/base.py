@@ -192,6 +192,9 @@ class CatalogAdapter(ABC):
         self.name = name
         self.options = options
         self.calls = 0  # catalog round trips, counted by the adapter
+        # How many calls one operation (a bulk read's chunks) may have in flight at once;
+        # the workspace sets it from --parallelism.
+        self.concurrency = 8
         self._calls_lock = threading.Lock()
         # longest first, so a secret containing another is masked whole
         self._secrets = sorted({s for s in self.secret_values() if s}, key=len, reverse=True)

@@ -21,6 +21,7 @@ import re
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
@@ -65,6 +66,7 @@ T = TypeVar("T")
 CHUNK = 100  # table names per get_table_objects_by_name call
 _HMS_NAME = re.compile(r"^[a-z0-9_]+$")  # HMS lowercases names and accepts only word characters
 _FILTER_VALUE = re.compile(r"^[A-Za-z0-9_.@:/ -]+$")  # a project name we can quote in a table filter
+READS_IN_FLIGHT = 4  # bulk reads on their own connections at once, per catalog
 ENCODED_KEPT = 4096  # tables kept between a plan's check and its creates (a few KB each)
 
 
@@ -426,23 +428,33 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return out
 
     def _bulk_read(self, schema: str, names: list[str]) -> Iterator[list[Table]]:
-        """The tables named, CHUNK per call, the next call in flight while the caller
-        decodes this chunk (the metastore serves one bulk read at a time, so overlapping
-        our decoding with its work is what there is to gain)."""
+        """The tables named, CHUNK per call, in order, with up to READS_IN_FLIGHT calls (no
+        more than the adapter's concurrency) on their own connections while the caller decodes.
+        The metastore spends one core on each bulk read, so reads on two connections take ~0.6
+        of the time of one (3,000 views, two cores). The reader pool is the adapter's, so
+        schemas read at once share its bound."""
         chunks = list(_chunks(names, CHUNK))
         if len(chunks) < 2:
             yield from (self._read_tables(schema, chunk) for chunk in chunks)
             return
         with self._reader_lock:
-            if self._reader is None:  # one thread (one more connection) for the adapter's lifetime
-                self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"viewsync-hms-{self.name}")
+            if self._reader is None:  # READS_IN_FLIGHT threads (connections) for the adapter's lifetime
+                self._reader = ThreadPoolExecutor(max_workers=READS_IN_FLIGHT,
+                                                  thread_name_prefix=f"viewsync-hms-{self.name}")
             reader = self._reader
-        ahead = reader.submit(self._read_tables, schema, chunks[0])
-        for i in range(len(chunks)):
-            tables = ahead.result()
-            if i + 1 < len(chunks):
-                ahead = reader.submit(self._read_tables, schema, chunks[i + 1])
-            yield tables
+        in_flight = max(1, min(READS_IN_FLIGHT, self.concurrency))  # --parallelism 1: one call at a time
+        pending = deque(reader.submit(self._read_tables, schema, chunk) for chunk in chunks[:in_flight])
+        following = iter(chunks[in_flight:])
+        try:
+            while pending:
+                tables = pending.popleft().result()
+                chunk = next(following, None)
+                if chunk is not None:
+                    pending.append(reader.submit(self._read_tables, schema, chunk))
+                yield tables
+        finally:
+            for read in pending:  # a caller that stops early (an error) leaves no reads queued
+                read.cancel()
 
     def _read_tables(self, schema: str, names: list[str]) -> list[Table]:
         tables: list[Table] = self._call(f"reading views of {schema!r}",

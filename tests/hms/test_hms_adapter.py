@@ -256,6 +256,43 @@ def test_fetch_reads_many_views_in_chunks(adapter: HiveMetastoreAdapter, databas
     assert adapter.calls - before == 1 + 3  # one listing, three chunks
 
 
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_bulk_reads_overlap_up_to_the_adapters_concurrency(adapter: HiveMetastoreAdapter, database: str,
+                                                            hms_client: Any, concurrency: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks are read on up to `concurrency` connections at once (--parallelism 1: one at a
+    time) and every view arrives, whatever order the reads finish in."""
+    import threading
+
+    from reconciler.adapters.hms import CHUNK
+
+    names = [f"r{i:03d}" for i in range(CHUNK * 4 + 3)]
+    for name in names:
+        _foreign_view(hms_client, "spark", database, name, spec_of())
+    adapter.concurrency = concurrency
+    active, peak, lock = [0], [0], threading.Lock()
+    read = adapter._read_tables
+
+    def counted(schema: str, chunk: list[str]) -> list[Any]:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        try:
+            return read(schema, chunk)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    monkeypatch.setattr(adapter, "_read_tables", counted)
+    before = adapter.calls
+    snap = adapter.fetch(database)
+    assert sorted(snap.views) == names
+    assert all(live.spec.digest() == snap.views[names[0]].spec.digest() for live in snap.views.values())
+    assert adapter.calls - before == 1 + 5  # one listing, five chunks
+    assert peak[0] == 1 if concurrency == 1 else 1 < peak[0] <= concurrency
+
+
 def _foreign_view(hms_client: Any, fmt: str, database: str, name: str, spec: ViewSpec) -> None:
     """A view written by an engine (no viewsync marker), in that engine's own format."""
     from reconciler import formats

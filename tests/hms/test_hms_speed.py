@@ -96,6 +96,18 @@ def test_sequential_apply_with_parallelism_one(tmp_path: Path, metastore: Any, d
     assert res.ok and order == [f"s_{i}:applied" for i in range(4)]
 
 
+
+def test_parallelism_bounds_the_reads_each_catalog_has_in_flight(tmp_path: Path, metastore: Any,
+                                                                 database: str) -> None:
+    repo = _repo(tmp_path, metastore.uri, {database: [_view("p", "SELECT 1 AS id")]})
+    for parallelism in (1, 3):
+        ws = Workspace.open(repo, parallelism=parallelism)
+        try:
+            assert ws.adapter("hive").concurrency == parallelism
+        finally:
+            ws.close()
+
+
 def test_undeclared_database_is_read_through_the_marker_filter(tmp_path: Path, metastore: Any, database: str,
                                                                hms_client: Any) -> None:
     from hmsclient.genthrift.hive_metastore.ttypes import (
