@@ -325,7 +325,7 @@ class _Steps:
         event = events.action_event(event_type, step.action, run_id=self.run_id, seq=step.seq, actor=self.actor,
                                     git=_git(self.git), before_digest=step.before_digest,
                                     after_digest=step.after_digest, outcome=outcome, error=error)
-        return lambda conn: events.enqueue(conn, event)
+        return lambda conn: events.enqueue(conn, event, new=True)  # its id is this run's, stored once
 
     def begin(self, seq: int) -> _Step:
         action = self.actions[seq]
@@ -339,7 +339,7 @@ class _Steps:
         step.audit_id = self.state.audit_start(
             self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), _canonical(spec),
             step.before_digest, step.after_digest, step.changes, self.git,
-            also=(lambda conn: events.enqueue(conn, pre)) if events is not None and pre is not None else None)
+            also=(lambda conn: events.enqueue(conn, pre, new=True)) if events is not None and pre is not None else None)
         if events is not None and pre is not None and self.vetoes:
             refusal = events.veto(pre)
             step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None

@@ -94,7 +94,8 @@ def main_options(
     ctx: typer.Context,
     repo: Annotated[Path, typer.Option(help="Repository root (holds viewsync.yaml and views/).")] = Path("."),
     config: Annotated[Path | None, typer.Option(help="Config file (default: <repo>/viewsync.yaml).")] = None,
-    parallelism: Annotated[int, typer.Option(help="Concurrent catalog reads and, where the catalog allows, apply writers.")] = 8,
+    parallelism: Annotated[int, typer.Option(
+        help="Concurrent catalog reads and, where the catalog allows, apply writers.")] = 8,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More detail on errors.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No ANSI colours.")] = False,
 ) -> None:

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from reconciler.engines import create_engine, ensure_tables, has_tables
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
+from reconciler.group_commit import GroupCommit
 from reconciler.lockholder import is_dead
 from reconciler.model import ViewId
 from reconciler.secrets import redact
@@ -157,6 +158,8 @@ class StateStore:
         # Apply's writer threads share this store: SQLite takes one writer at a time, and a
         # read-then-write transaction racing another in the same process fails at once.
         self._serial = threading.Lock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
+        # The per-action records of parallel writers, committed together when they coincide.
+        self._together = GroupCommit(self._begin)
 
     @contextlib.contextmanager
     def _begin(self) -> Iterator[Connection]:
@@ -191,18 +194,21 @@ class StateStore:
                     also: Callable[[Connection], None] | None = None) -> int:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace.
         `also` writes more in the same transaction (the event outbox)."""
-        with self._begin() as conn:
-            res = conn.execute(_INSERT_AUDIT, {
-                "run_id": run_id, "seq": seq, "at": now(), "actor": actor, "action": action,
-                "catalog": view.catalog, "schema_name": view.schema, "view_name": view.name,
-                "before_spec": json.dumps(before, sort_keys=True) if before is not None else None,
-                "after_spec": json.dumps(after, sort_keys=True) if after is not None else None,
-                "before_digest": before_digest, "after_digest": after_digest,
-                "changes": json.dumps(changes, sort_keys=True), "outcome": "pending", "error": None,
-                "git_commit": git.commit, "git_ref": git.ref, "git_author": git.author})
+        row = {
+            "run_id": run_id, "seq": seq, "at": now(), "actor": actor, "action": action,
+            "catalog": view.catalog, "schema_name": view.schema, "view_name": view.name,
+            "before_spec": json.dumps(before, sort_keys=True) if before is not None else None,
+            "after_spec": json.dumps(after, sort_keys=True) if after is not None else None,
+            "before_digest": before_digest, "after_digest": after_digest,
+            "changes": json.dumps(changes, sort_keys=True), "outcome": "pending", "error": None,
+            "git_commit": git.commit, "git_ref": git.ref, "git_author": git.author}
+
+        def write(conn: Connection) -> int:
+            res = conn.execute(_INSERT_AUDIT, row)
             if also is not None:
                 also(conn)
             return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
+        return self._together.run(write)
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
                      also: Callable[[Connection], None] | None = None) -> None:
@@ -215,15 +221,17 @@ class StateStore:
         for an applied change its version row, and `also` (the event outbox) commit
         together, so a kill leaves either a 'pending' row (repaired by the next run)
         or all of them. Returns the version number written, if any."""
+        finish = {"audit_id": audit_id, "outcome": outcome, "error": redact(error) if error else None}
+
+        def write(conn: Connection) -> int | None:
+            conn.execute(_FINISH_AUDIT, finish)
+            number = self._insert_version(conn, version) if version is not None else None
+            if also is not None:
+                also(conn)
+            return number
         for _ in range(5):
             try:
-                with self._begin() as conn:
-                    conn.execute(_FINISH_AUDIT, {"audit_id": audit_id, "outcome": outcome,
-                                                 "error": redact(error) if error else None})
-                    number = self._insert_version(conn, version) if version is not None else None
-                    if also is not None:
-                        also(conn)
-                    return number
+                return self._together.run(write)
             except IntegrityError:
                 continue  # another writer took this version number; read again
         raise UserError(f"could not record a version for {version.view if version else audit_id}")

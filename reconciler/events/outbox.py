@@ -72,12 +72,15 @@ _INSERT_EVENT = events.insert()
 _INSERT_DELIVERY = deliveries.insert()
 
 
-def enqueue(conn: Connection, event: dict[str, Any], sinks: list[str]) -> int:
+def enqueue(conn: Connection, event: dict[str, Any], sinks: list[str], new: bool = False) -> int:
     """Store `event` with a pending delivery per sink, inside the caller's transaction.
-    Writing the same event id twice (a re-run of the same step) keeps the first."""
-    existing = conn.execute(_FIND, {"event_id": event["id"]}).scalar()
-    if existing is not None:
-        return int(existing)
+    Writing the same event id twice (a re-run of the same step) keeps the first. `new`:
+    the caller never stored this id before (an action's event in its own run), so the
+    look-up is skipped; the unique event id would still refuse a second copy."""
+    if not new:
+        existing = conn.execute(_FIND, {"event_id": event["id"]}).scalar()
+        if existing is not None:
+            return int(existing)
     res = conn.execute(_INSERT_EVENT, {
         "event_id": event["id"], "run_id": str(event["data"].get("run_id", "")), "type": event["type"],
         "subject": event["subject"], "at": _now(), "body": json.dumps(event, sort_keys=True)})
