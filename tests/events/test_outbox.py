@@ -41,6 +41,10 @@ def _check(url: str) -> None:
     with state.engine.begin() as conn:
         outbox.enqueue(conn, _event(0), ["hook"])
     assert len(outbox.pending(state.engine)) == 1
+    # An action's event is enqueued as new, without the look-up: a second copy is refused, never stored.
+    with pytest.raises(sa.exc.IntegrityError), state.engine.begin() as conn:
+        outbox.enqueue(conn, _event(0), ["hook"], new=True)
+    assert len(outbox.pending(state.engine)) == 1
     (d,) = outbox.pending(state.engine)
     outbox.mark(state.engine, d.id, "delivered")
     assert outbox.pending(state.engine) == []
