@@ -317,15 +317,25 @@ class _Steps:
                 end.result()  # a state-store failure fails the run, as in the other paths
         return out
 
+    def _event(self, step: _Step, event_type: str, outcome: str | None = None,
+               error: str | None = None) -> dict[str, Any] | None:
+        """The step's event of this type (None without an emitter)."""
+        if self.events is None:
+            return None
+        return self.events.action_event(event_type, step.action, run_id=self.run_id, seq=step.seq, actor=self.actor,
+                                        git=_git(self.git), before_digest=step.before_digest,
+                                        after_digest=step.after_digest, outcome=outcome, error=error)
+
+    def _stored(self, event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
+        """What writes `event` into the outbox, in the record's transaction."""
+        events = self.events
+        if events is None or event is None:
+            return None
+        return lambda conn: events.enqueue(conn, event, new=True)  # its id is this run's, stored once
+
     def _announce(self, step: _Step, event_type: str, outcome: str | None = None,
                   error: str | None = None) -> Callable[[Connection], None] | None:
-        events = self.events
-        if events is None:
-            return None
-        event = events.action_event(event_type, step.action, run_id=self.run_id, seq=step.seq, actor=self.actor,
-                                    git=_git(self.git), before_digest=step.before_digest,
-                                    after_digest=step.after_digest, outcome=outcome, error=error)
-        return lambda conn: events.enqueue(conn, event, new=True)  # its id is this run's, stored once
+        return self._stored(self._event(step, event_type, outcome, error))
 
     def begin(self, seq: int) -> _Step:
         action = self.actions[seq]
@@ -333,13 +343,10 @@ class _Steps:
         step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
                      spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
         events = self.events
-        pre = None if events is None else events.action_event(
-            ev.pre_type(action.action), action, run_id=self.run_id, seq=seq, actor=self.actor,
-            git=_git(self.git), before_digest=step.before_digest, after_digest=step.after_digest)
+        pre = self._event(step, ev.pre_type(action.action))
         step.audit_id = self.state.audit_start(
             self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), _canonical(spec),
-            step.before_digest, step.after_digest, step.changes, self.git,
-            also=(lambda conn: events.enqueue(conn, pre, new=True)) if events is not None and pre is not None else None)
+            step.before_digest, step.after_digest, step.changes, self.git, also=self._stored(pre))
         if events is not None and pre is not None and self.vetoes:
             refusal = events.veto(pre)
             step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
