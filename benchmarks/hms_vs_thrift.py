@@ -7,6 +7,12 @@ min/median of --reps runs, in one run so the ratios stay meaningful on a loaded 
                                                         get_table_objects_by_name x N/100)
   create   `viewsync apply` of N creates            vs  raw sequential create_table of the same N tables
   parW     `viewsync apply --parallelism W` creates vs  the same raw sequential creates (--writers, 2 and 8)
+  rawparW  the same apply                          vs  raw create_table from W threads, one connection
+                                                        each: what the metastore itself allows W writers
+  fixed    `viewsync plan` of the N creates        vs  raw sequential creates: the work done before the
+                                                        first write (imports, declarations, checking and
+                                                        encoding each view), which a raw loop starts
+                                                        without; with rawparW it bounds parW from below
   update   `viewsync apply` of 100 updates          vs  raw get_table + alter_table of the same 100
   floor    the same apply                           vs  the raw bulk read of all N + those 100 updates:
                                                         what any tool must do that finds the 100 changed
@@ -288,7 +294,8 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
 
     c = client(port)
     pars = [f"par{w}" for w in writers]
-    rows = {k: Row(k) for k in ("plan", "create", *pars, "update", "floor", "spark")}
+    rawpars = [f"rawpar{w}" for w in writers]
+    rows = {k: Row(k) for k in ("plan", "fixed", "create", *pars, *rawpars, "update", "floor", "spark")}
     tables = raw_tables(DB, n)
     names = [t.tableName for t in tables]
     root = work / f"repo_{n}"
@@ -311,6 +318,31 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             rows[f"par{w}"].raw.append(s)
             rows[f"par{w}"].raw_calls = calls
             rows[f"par{w}"].raw_cpu.append(audit.spent)
+        rows["fixed"].raw.append(s)
+        rows["fixed"].raw_calls = calls
+        rows["fixed"].raw_cpu.append(audit.spent)
+        for w in writers:  # the metastore's own limit for W writers
+            reset_db(c, DB)
+            writers_ = [client(port) for _ in range(w)]  # connected before the clock starts, as `c` is
+
+            def creates(writers_: list[Any] = writers_) -> None:
+                parallel_creates(writers_, tables)
+
+            rs, rcalls = timed(audit, creates)
+            for x in writers_:
+                x.close()
+            rows[f"rawpar{w}"].raw.append(rs)
+            rows[f"rawpar{w}"].raw_calls = rcalls
+            rows[f"rawpar{w}"].raw_cpu.append(audit.spent)
+        # everything before the first write: the plan of the N creates, against the empty database
+        reset_db(c, DB)
+        shutil.rmtree(root / ".viewsync", ignore_errors=True)
+        audit.mark()
+        fs, fwall = viewsync(root, "plan")
+        rows["fixed"].ours.append(fs)
+        rows["fixed"].walls.append(fwall)
+        rows["fixed"].ours_calls = audit.calls()
+        rows["fixed"].ours_cpu.append(audit.spent)
         for key, extra in [("create", ["--parallelism", "1"])] + [(f"par{w}", ["--parallelism", str(w)])
                                                                    for w in writers]:
             reset_db(c, DB)
@@ -321,6 +353,11 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             rows[key].walls.append(wall)
             rows[key].ours_calls = audit.calls()
             rows[key].ours_cpu.append(audit.spent)
+            if key.startswith("par"):
+                rows[f"raw{key}"].ours.append(s)
+                rows[f"raw{key}"].walls.append(wall)
+                rows[f"raw{key}"].ours_calls = rows[key].ours_calls
+                rows[f"raw{key}"].ours_cpu.append(audit.spent)
 
         # no-op plan vs the raw bulk read of the same views
         def bulk() -> None:
@@ -388,6 +425,16 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
     return rows
 
 
+def parallel_creates(clients: list[Any], tables: list[Any]) -> None:
+    """create_table of every table from len(clients) threads, each on its own connection."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    w = len(clients)
+    with ThreadPoolExecutor(max_workers=w) as pool:
+        for f in [pool.submit(lambda k: [clients[k].create_table(t) for t in tables[k::w]], k) for k in range(w)]:
+            f.result()
+
+
 def warm_up(port: int) -> None:
     """Untimed: the metastore's first few hundred calls run in the JVM's interpreter."""
     c = client(port)
@@ -426,6 +473,8 @@ def fmt_calls(calls: Counter[str]) -> str:
 
 LABELS = {
     "plan": ("no-op `viewsync plan` / raw bulk read", "<= 1.3"),
+    "fixed": ("`viewsync plan` of the N creates (work before the first write) / raw sequential create_table",
+              "(context)"),
     "create": ("apply N creates (sequential) / raw sequential create_table", "<= 1.3"),
     "update": (f"apply {UPDATES} updates / raw get_table + alter_table", "<= 1.5"),
     "floor": (f"apply {UPDATES} updates / raw bulk read of N + get_table + alter_table of {UPDATES}", "(floor)"),
@@ -442,8 +491,10 @@ def report(n: int, rows: dict[str, Row]) -> list[str]:
     for key, row in rows.items():
         if not row.ours or not row.raw:
             continue
-        label, target = LABELS.get(key) or (
-            f"apply N creates (--parallelism {key[3:]}) / raw sequential create_table", "< 1.0")
+        label, target = LABELS.get(key) or ((
+            f"apply N creates (--parallelism {key[6:]}) / raw create_table from {key[6:]} threads", "(context)")
+            if key.startswith("rawpar") else (
+            f"apply N creates (--parallelism {key[3:]}) / raw sequential create_table", "< 1.0"))
         print(f"| {label} | {min(row.ours):.3f} / {statistics.median(row.ours):.3f} "
               f"({statistics.median(row.walls):.2f}) | {min(row.raw):.3f} / {statistics.median(row.raw):.3f} | "
               f"{fmt_calls(row.ours_calls)} | {fmt_calls(row.raw_calls)} |" if key != "spark" else
@@ -454,6 +505,13 @@ def report(n: int, rows: dict[str, Row]) -> list[str]:
         else:
             ratio = statistics.median(row.ours) / statistics.median(row.raw)
         table.append(f"| {label} | {n:,} | {ratio:.2f} | {target} |")
+    seq = statistics.median(rows["create"].raw) if rows["create"].raw else 0.0
+    for key, row in rows.items():
+        # No client that does the fixed work first can beat it plus the metastore's own W-writer time.
+        if key.startswith("rawpar") and row.raw and rows["fixed"].ours and seq:
+            bound = (statistics.median(rows["fixed"].ours) + statistics.median(row.raw)) / seq
+            table.append(f"| bound for --parallelism {key[6:]}: (`viewsync plan` of the creates + raw "
+                         f"{key[6:]}-thread creates) / raw sequential | {n:,} | {bound:.2f} | (context) |")
     cpu_table(rows)
     return table
 
@@ -472,9 +530,11 @@ def cpu_table(rows: dict[str, Row]) -> None:
         if key == "spark" or not row.ours_cpu or not row.raw_cpu:
             continue
         label = {"plan": "no-op plan (baseline: bulk read)", "create": "apply N creates, sequential",
+                 "fixed": "plan of the N creates (baseline: raw sequential creates)",
                  "update": f"apply {UPDATES} updates (baseline: the raw updates)",
                  "floor": f"apply {UPDATES} updates (baseline: bulk read of N + the raw updates)",
-                 }.get(key, f"apply N creates, --parallelism {key[3:]}")
+                 }.get(key, f"apply N creates, --parallelism {key[6:]} (baseline: {key[6:]} raw threads)"
+                       if key.startswith("rawpar") else f"apply N creates, --parallelism {key[3:]}")
         print(f"| {label} | {med(row.ours_cpu, 0):.2f} + {med(row.ours_cpu, 1):.2f} "
               f"({statistics.median(row.walls):.2f}) | {med(row.raw_cpu, 0):.2f} + {med(row.raw_cpu, 1):.2f} "
               f"({statistics.median(row.raw):.2f}) |")
