@@ -261,6 +261,8 @@ class _Step:
     after_digest: str | None
     changes: list[dict[str, Any]]
     refusal: str | None = None  # a blocking hook's veto
+    pre: dict[str, Any] | None = None  # the pre-event: the post-event repeats its data
+    after: dict[str, Any] | None = None  # the desired spec in canonical form, made once for every record
 
 
 class _Steps:
@@ -317,15 +319,6 @@ class _Steps:
                 end.result()  # a state-store failure fails the run, as in the other paths
         return out
 
-    def _event(self, step: _Step, event_type: str, outcome: str | None = None,
-               error: str | None = None) -> dict[str, Any] | None:
-        """The step's event of this type (None without an emitter)."""
-        if self.events is None:
-            return None
-        return self.events.action_event(event_type, step.action, run_id=self.run_id, seq=step.seq, actor=self.actor,
-                                        git=_git(self.git), before_digest=step.before_digest,
-                                        after_digest=step.after_digest, outcome=outcome, error=error)
-
     def _stored(self, event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
         """What writes `event` into the outbox, in the record's transaction."""
         events = self.events
@@ -333,9 +326,12 @@ class _Steps:
             return None
         return lambda conn: events.enqueue(conn, event, new=True)  # its id is this run's, stored once
 
-    def _announce(self, step: _Step, event_type: str, outcome: str | None = None,
+    def _announce(self, step: _Step, event_type: str, outcome: str,
                   error: str | None = None) -> Callable[[Connection], None] | None:
-        return self._stored(self._event(step, event_type, outcome, error))
+        """The step's post-event, made from its pre-event, as an outbox write."""
+        if self.events is None or step.pre is None:
+            return None
+        return self._stored(self.events.outcome_event(step.pre, event_type, self.run_id, step.seq, outcome, error))
 
     def begin(self, seq: int) -> _Step:
         action = self.actions[seq]
@@ -343,9 +339,14 @@ class _Steps:
         step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
                      spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
         events = self.events
-        pre = self._event(step, ev.pre_type(action.action))
+        step.after = _canonical(spec)
+        pre = None
+        if events is not None:
+            pre = step.pre = events.action_event(
+                ev.pre_type(action.action), action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
+                before_digest=step.before_digest, after_digest=step.after_digest, after=step.after)
         step.audit_id = self.state.audit_start(
-            self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), _canonical(spec),
+            self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), step.after,
             step.before_digest, step.after_digest, step.changes, self.git, also=self._stored(pre))
         if events is not None and pre is not None and self.vetoes:
             refusal = events.veto(pre)
@@ -381,7 +382,7 @@ class _Steps:
         outbox event; then inline delivery."""
         action = step.action
         if outcome == "applied":
-            version = VersionRecord(self.run_id, action.view, action.action, _canonical(action.desired),
+            version = VersionRecord(self.run_id, action.view, action.action, step.after,
                                     step.after_digest, step.changes, self.actor, self.git.commit)
             self.state.finish_action(step.audit_id, "applied", version=version,
                                      also=self._announce(step, ev.post_type(action.action, True), "applied"))

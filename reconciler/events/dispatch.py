@@ -45,7 +45,6 @@ class Emitter:
     secrets: frozenset[str] = frozenset()  # masked in every event and every stored or logged error
     backoff: float = 0.5  # seconds before the first retry in `drain`; doubles each round
     _down: set[str] = field(default_factory=set)
-    _lineage: dict[str, dict[str, Any]] = field(default_factory=dict)  # actions in flight, by view|digest
 
     def __post_init__(self) -> None:
         outbox.ensure(self.engine)
@@ -58,27 +57,32 @@ class Emitter:
 
     def action_event(self, event_type: str, action: Any, *, run_id: str, seq: int, actor: str,
                      git: Mapping[str, Any], before_digest: str | None, after_digest: str | None,
-                     outcome: str | None = None, error: str | None = None) -> dict[str, Any]:
-        """An event about one plan action (`action` is a plan.Action)."""
+                     outcome: str | None = None, error: str | None = None,
+                     after: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """An event about one plan action (`action` is a plan.Action); `after`, when given, is
+        `action.desired.canonical()` made by the caller."""
+        if after is None and action.desired is not None:
+            after = action.desired.canonical()
         changes = [c.to_json() for c in action.changes]
         data = model.action_data(
             run_id=run_id, seq=seq, actor=actor, git=git, action=action.action, view=action.view.to_json(),
             catalog_kind=self.catalog_kinds.get(action.view.catalog, ""), strategy=action.strategy,
             changes=changes, before_digest=before_digest, after_digest=after_digest,
-            after=action.desired.canonical() if action.desired is not None else None,
-            outcome=outcome, error=error)
-        if action.desired is not None:
-            # The pre- and post-event of one action share one lineage. It is kept from the pre-event
-            # to the post-event (the action's last), so it holds only actions in flight: pipelined
-            # and parallel writers begin the next action before this one ends.
-            key = f"{action.view}|{after_digest}"
-            lineage = self._lineage.pop(key, None) if outcome is not None else self._lineage.get(key)
-            if lineage is None:
-                lineage = lineage_of_spec(str(action.view), action.desired.canonical(), self.known_columns).to_json()
-                if outcome is None:
-                    self._lineage[key] = lineage
-            data["lineage"] = lineage
+            after=after, outcome=outcome, error=error)
+        if after is not None:
+            data["lineage"] = lineage_of_spec(str(action.view), after, self.known_columns).to_json()
         return self.event(run_id, seq, event_type, str(action.view), data)
+
+    def outcome_event(self, pre: Mapping[str, Any], event_type: str, run_id: str, seq: int, outcome: str,
+                      error: str | None = None) -> dict[str, Any]:
+        """The post-event of the action `pre` announced: the same data (already masked, lineage
+        included) with the outcome. Only what is new is masked: the error."""
+        data = dict(pre["data"])
+        data["outcome"] = outcome
+        if error is not None:
+            data["error"] = redact(error, self.secrets)
+        return model.cloud_event(self.project, event_type, model.event_id(run_id, seq, event_type),
+                                 str(pre["subject"]), data, masked=True)
 
     # ------------------------------------------------------------- storing
     def targets(self, event: Mapping[str, Any]) -> list[str]:
