@@ -340,16 +340,16 @@ class _Steps:
                      spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
         events = self.events
         step.after = _canonical(spec)
-        pre = None
         if events is not None:
-            pre = step.pre = events.action_event(
-                ev.pre_type(action.action), action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
-                before_digest=step.before_digest, after_digest=step.after_digest, after=step.after)
+            step.pre = events.pre_event(
+                action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
+                before_digest=step.before_digest, after_digest=step.after_digest, after=step.after,
+                changes=step.changes)
         step.audit_id = self.state.audit_start(
             self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), step.after,
-            step.before_digest, step.after_digest, step.changes, self.git, also=self._stored(pre))
-        if events is not None and pre is not None and self.vetoes:
-            refusal = events.veto(pre)
+            step.before_digest, step.after_digest, step.changes, self.git, also=self._stored(step.pre))
+        if events is not None and step.pre is not None and self.vetoes:
+            refusal = events.veto(step.pre)
             step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
         return step
 

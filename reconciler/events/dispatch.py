@@ -55,23 +55,19 @@ class Emitter:
         return model.cloud_event(self.project, event_type, model.event_id(run_id, seq, event_type), subject, data,
                                  secrets=self.secrets)
 
-    def action_event(self, event_type: str, action: Any, *, run_id: str, seq: int, actor: str,
-                     git: Mapping[str, Any], before_digest: str | None, after_digest: str | None,
-                     outcome: str | None = None, error: str | None = None,
-                     after: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """An event about one plan action (`action` is a plan.Action); `after`, when given, is
-        `action.desired.canonical()` made by the caller."""
-        if after is None and action.desired is not None:
-            after = action.desired.canonical()
-        changes = [c.to_json() for c in action.changes]
+    def pre_event(self, action: Any, *, run_id: str, seq: int, actor: str, git: Mapping[str, Any],
+                  before_digest: str | None, after_digest: str | None, after: Mapping[str, Any] | None,
+                  changes: list[dict[str, Any]]) -> dict[str, Any]:
+        """The pre-event of one plan action (`action` is a plan.Action). `after` (the desired
+        spec in canonical form, None for a drop) and `changes` (as JSON) are the caller's, made
+        once for every record of the action."""
         data = model.action_data(
             run_id=run_id, seq=seq, actor=actor, git=git, action=action.action, view=action.view.to_json(),
             catalog_kind=self.catalog_kinds.get(action.view.catalog, ""), strategy=action.strategy,
-            changes=changes, before_digest=before_digest, after_digest=after_digest,
-            after=after, outcome=outcome, error=error)
+            changes=changes, before_digest=before_digest, after_digest=after_digest, after=after)
         if after is not None:
             data["lineage"] = lineage_of_spec(str(action.view), after, self.known_columns).to_json()
-        return self.event(run_id, seq, event_type, str(action.view), data)
+        return self.event(run_id, seq, model.pre_type(action.action), str(action.view), data)
 
     def outcome_event(self, pre: Mapping[str, Any], event_type: str, run_id: str, seq: int, outcome: str,
                       error: str | None = None) -> dict[str, Any]:
