@@ -280,6 +280,19 @@ class Row:
         self.ours_cpu: list[tuple[float, float]] = []  # (metastore, viewsync process) CPU seconds
         self.raw_cpu: list[tuple[float, float]] = []  # (metastore, client) CPU seconds
 
+    def add_ours(self, s: float, wall: float, calls: Counter[str], cpu: tuple[float, float]) -> None:
+        """One viewsync command: its time, process wall time, metastore calls and CPU."""
+        self.ours.append(s)
+        self.walls.append(wall)
+        self.ours_calls = calls
+        self.ours_cpu.append(cpu)
+
+    def add_raw(self, s: float, calls: Counter[str], cpu: tuple[float, float]) -> None:
+        """One baseline: its time, metastore calls and CPU."""
+        self.raw.append(s)
+        self.raw_calls = calls
+        self.raw_cpu.append(cpu)
+
 
 def timed(audit: Audit, fn: Callable[[], Any]) -> tuple[float, Counter[str]]:
     audit.mark()
@@ -311,31 +324,18 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         # raw sequential creates, then viewsync creates (sequential, then parallel) of the same tables
         reset_db(c, DB)
         s, calls = timed(audit, lambda: [c.create_table(t) for t in tables])
-        rows["create"].raw.append(s)
-        rows["create"].raw_calls = calls
-        rows["create"].raw_cpu.append(audit.spent)
-        for w in writers:
-            rows[f"par{w}"].raw.append(s)
-            rows[f"par{w}"].raw_calls = calls
-            rows[f"par{w}"].raw_cpu.append(audit.spent)
-        rows["fixed"].raw.append(s)
-        rows["fixed"].raw_calls = calls
-        rows["fixed"].raw_cpu.append(audit.spent)
+        for key in ("create", *pars, "fixed"):
+            rows[key].add_raw(s, calls, audit.spent)
         for key, extra in [("create", ["--parallelism", "1"])] + [(f"par{w}", ["--parallelism", str(w)])
                                                                    for w in writers]:
             reset_db(c, DB)
             shutil.rmtree(root / ".viewsync", ignore_errors=True)
             audit.mark()
             s, wall = viewsync(root, *extra, "apply", "--auto-approve", "--allow-dirty")
-            rows[key].ours.append(s)
-            rows[key].walls.append(wall)
-            rows[key].ours_calls = audit.calls()
-            rows[key].ours_cpu.append(audit.spent)
+            calls = audit.calls()
+            rows[key].add_ours(s, wall, calls, audit.spent)
             if key.startswith("par"):
-                rows[f"raw{key}"].ours.append(s)
-                rows[f"raw{key}"].walls.append(wall)
-                rows[f"raw{key}"].ours_calls = rows[key].ours_calls
-                rows[f"raw{key}"].ours_cpu.append(audit.spent)
+                rows[f"raw{key}"].add_ours(s, wall, calls, audit.spent)
 
         # no-op plan vs the raw bulk read of the same views
         def bulk() -> None:
@@ -344,15 +344,10 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
                 c.get_table_objects_by_name(DB, names[i:i + 100])
 
         s, calls = timed(audit, bulk)
-        rows["plan"].raw.append(s)
-        rows["plan"].raw_calls = calls
-        rows["plan"].raw_cpu.append(audit.spent)
+        rows["plan"].add_raw(s, calls, audit.spent)
         audit.mark()
         s, wall = viewsync(root, "plan", "--detailed-exitcode")
-        rows["plan"].ours.append(s)
-        rows["plan"].walls.append(wall)
-        rows["plan"].ours_calls = audit.calls()
-        rows["plan"].ours_cpu.append(audit.spent)
+        rows["plan"].add_ours(s, wall, audit.calls(), audit.spent)
 
         # 100 updates: viewsync apply vs raw get_table + alter_table of the same 100
         variant[0] += 1
@@ -361,10 +356,9 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         write_repo(root, port, n, lambda i, chosen=chosen: variant[0] if i in chosen else 0)
         audit.mark()
         s, wall = viewsync(root, "apply", "--auto-approve", "--allow-dirty")
-        rows["update"].ours.append(s)
-        rows["update"].walls.append(wall)
-        rows["update"].ours_calls = audit.calls()
-        rows["update"].ours_cpu.append(audit.spent)
+        calls = audit.calls()
+        rows["update"].add_ours(s, wall, calls, audit.spent)
+        rows["floor"].add_ours(s, wall, calls, audit.spent)
 
         def raw_updates(chosen: set[int] = chosen) -> None:
             for i in sorted(chosen):
@@ -373,17 +367,10 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
                 c.alter_table(DB, names[i], t)
 
         s, calls = timed(audit, raw_updates)
-        rows["update"].raw.append(s)
-        rows["update"].raw_calls = calls
-        rows["update"].raw_cpu.append(audit.spent)
-        rows["floor"].ours.append(rows["update"].ours[-1])
-        rows["floor"].walls.append(rows["update"].walls[-1])
-        rows["floor"].ours_calls = rows["update"].ours_calls
-        rows["floor"].ours_cpu.append(rows["update"].ours_cpu[-1])
-        rows["floor"].raw.append(rows["plan"].raw[-1] + s)
-        rows["floor"].raw_calls = rows["plan"].raw_calls + calls
-        rows["floor"].raw_cpu.append((rows["plan"].raw_cpu[-1][0] + audit.spent[0],
-                                      rows["plan"].raw_cpu[-1][1] + audit.spent[1]))
+        rows["update"].add_raw(s, calls, audit.spent)
+        read = rows["plan"]
+        rows["floor"].add_raw(read.raw[-1] + s, read.raw_calls + calls,
+                              (read.raw_cpu[-1][0] + audit.spent[0], read.raw_cpu[-1][1] + audit.spent[1]))
         write_repo(root, port, n, lambda i: 0)
 
         if use_spark is not None:
@@ -393,12 +380,8 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
                                   f"AS {sql_of(i, 0)}")
             # Spark's re-run rewrites our views: compare with the no-op plan measured above
             s, calls = timed(audit, spark_run)
-            rows["spark"].raw.append(s)
-            rows["spark"].raw_calls = calls
-            rows["spark"].raw_cpu.append((audit.spent[0], 0.0))  # Spark's JVM CPU is not read
-            rows["spark"].ours.append(rows["plan"].ours[-1])
-            rows["spark"].ours_calls = rows["plan"].ours_calls
-            rows["spark"].ours_cpu.append(rows["plan"].ours_cpu[-1])
+            rows["spark"].add_raw(s, calls, (audit.spent[0], 0.0))  # Spark's JVM CPU is not read
+            rows["spark"].add_ours(read.ours[-1], read.walls[-1], read.ours_calls, read.ours_cpu[-1])
         # Last in the repetition, so the rows above are timed as before these were added
         # (each metastore drop and create leaves the JVM work for the next run).
         for w in writers:  # the metastore's own limit for W writers
@@ -408,21 +391,16 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             def creates(writers_: list[Any] = writers_) -> None:
                 parallel_creates(writers_, tables)
 
-            rs, rcalls = timed(audit, creates)
+            s, calls = timed(audit, creates)
             for x in writers_:
                 x.close()
-            rows[f"rawpar{w}"].raw.append(rs)
-            rows[f"rawpar{w}"].raw_calls = rcalls
-            rows[f"rawpar{w}"].raw_cpu.append(audit.spent)
+            rows[f"rawpar{w}"].add_raw(s, calls, audit.spent)
         # everything before the first write: the plan of the N creates, against the empty database
         reset_db(c, DB)
         shutil.rmtree(root / ".viewsync", ignore_errors=True)
         audit.mark()
-        fs, fwall = viewsync(root, "plan")
-        rows["fixed"].ours.append(fs)
-        rows["fixed"].walls.append(fwall)
-        rows["fixed"].ours_calls = audit.calls()
-        rows["fixed"].ours_cpu.append(audit.spent)
+        s, wall = viewsync(root, "plan")
+        rows["fixed"].add_ours(s, wall, audit.calls(), audit.spent)
     c.close()
     return rows
 
