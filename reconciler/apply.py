@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,8 @@ from reconciler.model import LiveView, ViewSpec
 from reconciler.plan import Action, Plan
 from reconciler.repair import repair_dead_runs
 from reconciler.secrets import redact
-from reconciler.state import StateStore, VersionRecord, new_run_id
+from reconciler.state import Outcome, PendingAction, StateStore, VersionRecord, new_run_id
+from reconciler.stream import stream
 from reconciler.waves import waves
 from reconciler.workspace import Workspace
 
@@ -155,7 +156,7 @@ def apply_plan(
         steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of)
         _run_waves(ws, plan.actions, steps, result, on_action)
         for seq, action in enumerate(result.skipped, start=len(plan.actions)):
-            if id(action) in steps.begun:  # its audit row was written ahead (pipelined) and finished skipped
+            if id(action) in steps.begun:  # begun ahead in a batch, then ended skipped
                 continue
             audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
                                          _canonical(action.desired), None, None,
@@ -193,9 +194,11 @@ def _spec_of(action: Action) -> ViewSpec | None:
 def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: ApplyResult,
                on_action: Callable[[Action, str, str | None], None] | None) -> None:
     """Run every action, wave by wave (see reconciler.waves), up to ws.parallelism at once
-    when every catalog of the wave takes parallel writes. The first failure stops the
-    run: nothing new starts, the actions already running finish and are recorded, the
-    rest are skipped. A refusal (a blocking hook's veto) stops that action only."""
+    when every catalog of the wave takes parallel writes; there, without blocking hooks, the
+    wave is streamed (reconciler.stream: records in batches on this thread, writers making
+    only catalog calls). The first failure stops the run: nothing new starts, the actions
+    already running finish and are recorded, the rest are skipped. A refusal (a blocking
+    hook's veto) stops that action only."""
     stop = threading.Event()
     report = threading.Lock()
 
@@ -219,8 +222,9 @@ def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: Appl
             continue
         parallel = all(ws.adapter(actions[i].view.catalog).capabilities.parallel_writes for i in wave)
         workers = min(ws.parallelism, len(wave)) if parallel else 1
-        if parallel and workers == 1 and len(wave) > 1 and not steps.vetoes:  # remote catalogs: overlap
-            outcomes = steps.pipelined(wave, stop, reported)
+        if parallel and len(wave) > 1 and not steps.vetoes:  # records in batches, beside the writes
+            outcomes = stream(wave, workers, stop, steps.begin_many, steps.attempt, steps.end_many,
+                              lambda step: step.seq, reported, SKIPPED)
         elif workers == 1:
             outcomes = [attempt(i) for i in wave]
         else:
@@ -270,7 +274,8 @@ class _Steps:
     the blocking hooks' veto), `write` (the catalog call) and `end` (the outcome, with
     the version row and the post-event, in one transaction). The audit row is
     committed before the catalog is touched, so a crash mid-call leaves a trace that
-    the next apply repairs (reconciler.repair)."""
+    the next apply repairs (reconciler.repair). `begin_many` and `end_many` do the same
+    for several actions in one transaction each (a streamed wave's batches)."""
 
     def __init__(self, ws: Workspace, state: StateStore, run_id: str, actor: str, git: GitInfo,
                  ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
@@ -287,71 +292,46 @@ class _Steps:
         self.end(step, outcome, error)
         return outcome, error
 
-    def pipelined(self, wave: list[int], stop: threading.Event,
-                  reported: Callable[[int, str, str | None], tuple[int, str, str | None]],
-                  ) -> list[tuple[int, str, str | None]]:
-        """Run a wave one catalog write at a time, in order, while a second thread writes
-        the records: the next action's pending row during this write, this action's
-        outcome during the next write. Only the catalog calls are sequential; each
-        action's records keep their order (pending row, write, outcome)."""
-        out: list[tuple[int, str, str | None]] = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="viewsync-records") as records:
-            ends: list[Future[Any]] = []
-            ahead = records.submit(self.begin, wave[0])  # the next action, begun during the current write
-            for k, seq in enumerate(wave):
-                if stop.is_set():  # an earlier write failed: nothing new starts
-                    if out[-1][1] != "skipped":  # this one was begun ahead: close it
-                        ends.append(records.submit(self.end, ahead.result(), "skipped", SKIPPED))
-                        self.begun.add(id(self.actions[seq]))
-                    out.append((seq, "skipped", None))
-                    continue
-                step = ahead.result()
-                if k + 1 < len(wave):
-                    ahead = records.submit(self.begin, wave[k + 1])
-                outcome, error = self.attempt(step)
-                ends.append(records.submit(self.end, step, outcome, error))
-                if outcome == "failed":
-                    stop.set()  # now, not when the records thread gets to it
-                # Reported by the records thread, after its records: printing stays off the writes' path.
-                ends.append(records.submit(reported, seq, outcome, error))
-                out.append((seq, outcome, error))
-            for end in ends:
-                end.result()  # a state-store failure fails the run, as in the other paths
-        return out
-
-    def _stored(self, event: dict[str, Any] | None) -> Callable[[Connection], None] | None:
-        """What writes `event` into the outbox, in the record's transaction."""
-        events = self.events
-        if events is None or event is None:
-            return None
-        return lambda conn: events.enqueue(conn, event, new=True)  # its id is this run's, stored once
-
-    def _announce(self, step: _Step, event_type: str, outcome: str,
-                  error: str | None = None) -> Callable[[Connection], None] | None:
-        """The step's post-event, made from its pre-event, as an outbox write."""
-        if self.events is None or step.pre is None:
-            return None
-        return self._stored(self.events.outcome_event(step.pre, event_type, self.run_id, step.seq, outcome, error))
-
     def begin(self, seq: int) -> _Step:
-        action = self.actions[seq]
-        spec = action.desired
-        step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
-                     spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
+        """The pending audit row and pre-event of one action, then the blocking hooks' veto."""
+        step = self.begin_many([seq])[0]
         events = self.events
-        step.after = _canonical(spec)
-        if events is not None:
-            step.pre = events.pre_event(
-                action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
-                before_digest=step.before_digest, after_digest=step.after_digest, after=step.after,
-                changes=step.changes)
-        step.audit_id = self.state.audit_start(
-            self.run_id, seq, self.actor, action.action, action.view, _canonical(action.before), step.after,
-            step.before_digest, step.after_digest, step.changes, self.git, also=self._stored(step.pre))
         if events is not None and step.pre is not None and self.vetoes:
             refusal = events.veto(step.pre)
             step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
         return step
+
+    def begin_many(self, seqs: list[int]) -> list[_Step]:
+        """The pending audit rows of these actions with their pre-events, in one transaction
+        (no veto: batches are begun only when no blocking hook is configured)."""
+        steps = [self._step(seq) for seq in seqs]
+        pending = [PendingAction(self.run_id, s.seq, self.actor, s.action.action, s.action.view,
+                                 _canonical(s.action.before), s.after, s.before_digest, s.after_digest,
+                                 s.changes, self.git) for s in steps]
+        ids = self.state.audit_starts(pending, also=self._stored([s.pre for s in steps if s.pre is not None]))
+        for step, audit_id in zip(steps, ids, strict=True):
+            step.audit_id = audit_id
+        return steps
+
+    def _step(self, seq: int) -> _Step:
+        action = self.actions[seq]
+        spec = action.desired
+        step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
+                     spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
+        step.after = _canonical(spec)
+        if self.events is not None:
+            step.pre = self.events.pre_event(
+                action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
+                before_digest=step.before_digest, after_digest=step.after_digest, after=step.after,
+                changes=step.changes)
+        return step
+
+    def _stored(self, events: list[dict[str, Any]]) -> Callable[[Connection], None] | None:
+        """What writes these events of this run into the outbox, in the records' transaction."""
+        emitter = self.events
+        if emitter is None or not events:
+            return None
+        return lambda conn: emitter.enqueue_new(conn, events)  # their ids are this run's, stored once
 
     def attempt(self, step: _Step) -> tuple[str, str | None]:
         """A vetoed action is refused without touching the catalog; any other is written."""
@@ -378,17 +358,27 @@ class _Steps:
         return "applied", None
 
     def end(self, step: _Step, outcome: str, error: str | None) -> None:
-        """One transaction: the audit outcome, for an applied change its version row, and the
-        outbox event; then inline delivery."""
-        action = step.action
-        if outcome == "applied":
-            version = VersionRecord(self.run_id, action.view, action.action, step.after,
-                                    step.after_digest, step.changes, self.actor, self.git.commit)
-            self.state.finish_action(step.audit_id, "applied", version=version,
-                                     also=self._announce(step, ev.post_type(action.action, True), "applied"))
-        else:
-            self.state.finish_action(step.audit_id, outcome, error,
-                                     also=self._announce(step, ev.FAILED, outcome, error))
+        self.end_many([(step, outcome, error)])
+
+    def end_many(self, results: list[tuple[_Step, str, str | None]]) -> None:
+        """One transaction for these actions: each audit outcome, for an applied change its
+        version row, and each post-event (made from the pre-event); then inline delivery.
+        A begun action ended skipped is noted, so the run's skipped list does not record it again."""
+        outcomes, posts = [], []
+        for step, outcome, error in results:
+            action = step.action
+            version = None
+            if outcome == "applied":
+                version = VersionRecord(self.run_id, action.view, action.action, step.after,
+                                        step.after_digest, step.changes, self.actor, self.git.commit)
+            elif outcome == "skipped":
+                self.begun.add(id(action))
+            outcomes.append(Outcome(step.audit_id, outcome, None if outcome == "applied" else error, version))
+            if self.events is not None and step.pre is not None:
+                kind = ev.post_type(action.action, True) if outcome == "applied" else ev.FAILED
+                posts.append(self.events.outcome_event(step.pre, kind, self.run_id, step.seq, outcome,
+                                                       None if outcome == "applied" else error))
+        self.state.finish_actions(outcomes, also=self._stored(posts))
         if self.events is not None:
             with self._delivering:
                 self.events.flush()

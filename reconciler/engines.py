@@ -67,3 +67,20 @@ def ensure_tables(meta: sa.MetaData, engine: Engine) -> None:
             if attempt == 4:
                 raise
             time.sleep(0.1 * (attempt + 1))  # the other creator finishes; checkfirst then sees its tables
+
+
+def insert_returning_ids(conn: sa.Connection, insert: sa.Insert, id_column: sa.Column[Any],
+                         rows: list[dict[str, Any]]) -> list[int]:
+    """Insert `rows` and return their generated ids, in the rows' order: one multi-row
+    statement where the store returns ids in parameter order (SQLite 3.35+, PostgreSQL),
+    else one statement per row."""
+    if not rows:
+        return []
+    if len(rows) > 1 and conn.dialect.insert_executemany_returning_sort_by_parameter_order:
+        res = conn.execute(insert.returning(id_column, sort_by_parameter_order=True), rows)
+        return [int(r[0]) for r in res]
+    ids = []
+    for row in rows:
+        res = conn.execute(insert, row)
+        ids.append(int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0)
+    return ids

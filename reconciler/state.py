@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.engines import create_engine, ensure_tables, has_tables
+from reconciler.engines import create_engine, ensure_tables, has_tables, insert_returning_ids
 from reconciler.errors import UserError
 from reconciler.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.group_commit import GroupCommit
@@ -100,9 +100,12 @@ locks = sa.Table(
 _INSERT_AUDIT = audit.insert()
 _FINISH_AUDIT = (audit.update().where(audit.c.id == sa.bindparam("audit_id"))
                  .values(outcome=sa.bindparam("outcome"), error=sa.bindparam("error")))
-_LAST_VERSION = sa.select(sa.func.max(versions.c.version)).where(
-    versions.c.catalog == sa.bindparam("catalog"), versions.c.schema_name == sa.bindparam("schema_name"),
-    versions.c.view_name == sa.bindparam("view_name"))
+_LAST_VERSIONS = (
+    sa.select(versions.c.catalog, versions.c.schema_name, versions.c.view_name,
+              sa.func.max(versions.c.version).label("version"))
+    .where(versions.c.catalog == sa.bindparam("catalog"), versions.c.schema_name == sa.bindparam("schema_name"),
+           versions.c.view_name.in_(sa.bindparam("names", expanding=True)))
+    .group_by(versions.c.catalog, versions.c.schema_name, versions.c.view_name))
 _INSERT_VERSION = versions.insert()
 
 
@@ -138,6 +141,43 @@ class VersionRecord:
     changes: list[dict[str, Any]]
     actor: str
     git_commit: str | None
+
+
+@dataclass(frozen=True)
+class PendingAction:
+    """An audit row to write before the catalog is touched (outcome 'pending')."""
+
+    run_id: str
+    seq: int
+    actor: str
+    action: str
+    view: ViewId
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    before_digest: str | None
+    after_digest: str | None
+    changes: list[dict[str, Any]]
+    git: GitInfo
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id, "seq": self.seq, "at": now(), "actor": self.actor, "action": self.action,
+            "catalog": self.view.catalog, "schema_name": self.view.schema, "view_name": self.view.name,
+            "before_spec": json.dumps(self.before, sort_keys=True) if self.before is not None else None,
+            "after_spec": json.dumps(self.after, sort_keys=True) if self.after is not None else None,
+            "before_digest": self.before_digest, "after_digest": self.after_digest,
+            "changes": json.dumps(self.changes, sort_keys=True), "outcome": "pending", "error": None,
+            "git_commit": self.git.commit, "git_ref": self.git.ref, "git_author": self.git.author}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an attempted action ended, with its version row when it applied a change."""
+
+    audit_id: int
+    outcome: str
+    error: str | None = None
+    version: VersionRecord | None = None
 
 
 class StateStore:
@@ -194,20 +234,24 @@ class StateStore:
                     also: Callable[[Connection], None] | None = None) -> int:
         """Written before the catalog is touched, so a crash leaves a 'pending' trace.
         `also` writes more in the same transaction (the event outbox)."""
-        row = {
-            "run_id": run_id, "seq": seq, "at": now(), "actor": actor, "action": action,
-            "catalog": view.catalog, "schema_name": view.schema, "view_name": view.name,
-            "before_spec": json.dumps(before, sort_keys=True) if before is not None else None,
-            "after_spec": json.dumps(after, sort_keys=True) if after is not None else None,
-            "before_digest": before_digest, "after_digest": after_digest,
-            "changes": json.dumps(changes, sort_keys=True), "outcome": "pending", "error": None,
-            "git_commit": git.commit, "git_ref": git.ref, "git_author": git.author}
+        pending = PendingAction(run_id, seq, actor, action, view, before, after, before_digest, after_digest,
+                                changes, git)
+        return self._audit_starts([pending], also)[0]
 
-        def write(conn: Connection) -> int:
-            res = conn.execute(_INSERT_AUDIT, row)
+    def audit_starts(self, pending: list[PendingAction],
+                     also: Callable[[Connection], None] | None = None) -> list[int]:
+        """audit_start of several actions in one transaction (and one statement where the
+        store returns the ids of a multi-row insert): their ids, in order."""
+        return self._audit_starts(pending, also)
+
+    def _audit_starts(self, pending: list[PendingAction], also: Callable[[Connection], None] | None) -> list[int]:
+        rows = [p.row() for p in pending]
+
+        def write(conn: Connection) -> list[int]:
+            ids = insert_returning_ids(conn, _INSERT_AUDIT, audit.c.id, rows)
             if also is not None:
                 also(conn)
-            return int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
+            return ids
         return self._together.run(write)
 
     def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
@@ -221,20 +265,33 @@ class StateStore:
         for an applied change its version row, and `also` (the event outbox) commit
         together, so a kill leaves either a 'pending' row (repaired by the next run)
         or all of them. Returns the version number written, if any."""
-        finish = {"audit_id": audit_id, "outcome": outcome, "error": redact(error) if error else None}
+        return self._finish_actions([Outcome(audit_id, outcome, error, version)], also)[0]
 
-        def write(conn: Connection) -> int | None:
-            conn.execute(_FINISH_AUDIT, finish)
-            number = self._insert_version(conn, version) if version is not None else None
+    def finish_actions(self, outcomes: list[Outcome],
+                       also: Callable[[Connection], None] | None = None) -> list[int | None]:
+        """finish_action of several actions in one transaction, each statement run once for
+        all of them: the version numbers written (None where no version row), in order."""
+        return self._finish_actions(outcomes, also)
+
+    def _finish_actions(self, outcomes: list[Outcome],
+                        also: Callable[[Connection], None] | None) -> list[int | None]:
+        finishes = [{"audit_id": o.audit_id, "outcome": o.outcome, "error": redact(o.error) if o.error else None}
+                    for o in outcomes]
+        records = [o.version for o in outcomes if o.version is not None]
+
+        def write(conn: Connection) -> list[int | None]:
+            conn.execute(_FINISH_AUDIT, finishes)
+            numbers = iter(self._insert_versions(conn, records))
             if also is not None:
                 also(conn)
-            return number
+            return [next(numbers) if o.version is not None else None for o in outcomes]
         for _ in range(5):
             try:
                 return self._together.run(write)
             except IntegrityError:
-                continue  # another writer took this version number; read again
-        raise UserError(f"could not record a version for {version.view if version else audit_id}")
+                continue  # another writer took a version number; read again
+        views = ", ".join(str(r.view) for r in records) or ", ".join(str(o.audit_id) for o in outcomes)
+        raise UserError(f"could not record a version for {views}")
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -261,21 +318,38 @@ class StateStore:
         for _ in range(5):
             try:
                 with self._begin() as conn:
-                    return self._insert_version(conn, record)
+                    return self._insert_versions(conn, [record])[0]
             except IntegrityError:
                 continue  # another writer took this number; read again
         raise UserError(f"could not record a version for {view}")
 
     @staticmethod
-    def _insert_version(conn: sa.Connection, v: VersionRecord) -> int:
-        key = {"catalog": v.view.catalog, "schema_name": v.view.schema, "view_name": v.view.name}
-        number = int(conn.execute(_LAST_VERSION, key).scalar() or 0) + 1
-        conn.execute(_INSERT_VERSION, {
-            **key, "version": number, "action": v.action,
-            "spec": json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
-            "digest": v.digest, "changes": json.dumps(v.changes, sort_keys=True), "at": now(), "actor": v.actor,
-            "git_commit": v.git_commit, "run_id": v.run_id})
-        return number
+    def _insert_versions(conn: sa.Connection, records: list[VersionRecord]) -> list[int]:
+        """Insert each record as the next version of its view: the numbers, in order.
+        The last numbers are read in one statement per schema, the rows inserted in one."""
+        if not records:
+            return []
+        by_schema: dict[tuple[str, str], set[str]] = {}
+        for v in records:
+            by_schema.setdefault((v.view.catalog, v.view.schema), set()).add(v.view.name)
+        last: dict[tuple[str, str, str], int] = {}
+        for (catalog, schema), names in by_schema.items():
+            for row in conn.execute(_LAST_VERSIONS, {"catalog": catalog, "schema_name": schema,
+                                                     "names": sorted(names)}):
+                last[(row.catalog, row.schema_name, row.view_name)] = int(row.version or 0)
+        numbers, rows = [], []
+        for v in records:
+            key = (v.view.catalog, v.view.schema, v.view.name)
+            last[key] = number = last.get(key, 0) + 1  # a view twice in one batch takes two numbers
+            numbers.append(number)
+            rows.append({
+                "catalog": v.view.catalog, "schema_name": v.view.schema, "view_name": v.view.name,
+                "version": number, "action": v.action,
+                "spec": json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
+                "digest": v.digest, "changes": json.dumps(v.changes, sort_keys=True), "at": now(),
+                "actor": v.actor, "git_commit": v.git_commit, "run_id": v.run_id})
+        conn.execute(_INSERT_VERSION, rows)
+        return numbers
 
     # ---------------------------------------------------------------- repair
     def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:

@@ -42,8 +42,8 @@ def wrap(cls, name):
 
 from reconciler.state import StateStore
 from reconciler.adapters.managed import ManagedAdapter
-for name in ("acquire_lock", "start_run", "audit_start", "finish_action", "record_version", "finish_run",
-             "release_lock"):
+for name in ("acquire_lock", "start_run", "audit_start", "audit_starts", "finish_action", "finish_actions",
+             "record_version", "finish_run", "release_lock"):
     wrap(StateStore, name)
 for name in ("create", "update", "drop"):
     wrap(ManagedAdapter, name)

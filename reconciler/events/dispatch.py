@@ -84,9 +84,13 @@ class Emitter:
     def targets(self, event: Mapping[str, Any]) -> list[str]:
         return [s.name for s in self.sinks if s.accepts(str(event["type"]), str(event["subject"]))]
 
-    def enqueue(self, conn: Connection, event: dict[str, Any], new: bool = False) -> None:
-        """Store the event in the caller's transaction (the audit row's); `new` as in outbox.enqueue."""
-        outbox.enqueue(conn, event, self.targets(event), new)
+    def enqueue(self, conn: Connection, event: dict[str, Any]) -> None:
+        """Store the event in the caller's transaction, unless an event with its id is stored."""
+        outbox.enqueue(conn, event, self.targets(event))
+
+    def enqueue_new(self, conn: Connection, events: list[dict[str, Any]]) -> None:
+        """Store events of this run never stored before, in the caller's transaction (the audit rows')."""
+        outbox.enqueue_new(conn, [(e, self.targets(e)) for e in events])
 
     def emit(self, event: dict[str, Any]) -> None:
         """Store an event not tied to an audit row (run.started / run.finished) in its own transaction."""

@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from reconciler.engines import ensure_tables
+from reconciler.engines import ensure_tables, insert_returning_ids
 from reconciler.secrets import redact
 
 metadata = sa.MetaData()
@@ -81,14 +81,23 @@ def enqueue(conn: Connection, event: dict[str, Any], sinks: list[str], new: bool
         existing = conn.execute(_FIND, {"event_id": event["id"]}).scalar()
         if existing is not None:
             return int(existing)
-    res = conn.execute(_INSERT_EVENT, {
-        "event_id": event["id"], "run_id": str(event["data"].get("run_id", "")), "type": event["type"],
-        "subject": event["subject"], "at": _now(), "body": json.dumps(event, sort_keys=True)})
-    outbox_id = int(res.inserted_primary_key[0]) if res.inserted_primary_key else 0
-    if sinks:
-        conn.execute(_INSERT_DELIVERY, [{"event": outbox_id, "sink": sink, "status": "pending", "attempts": 0,
-                                         "updated_at": _now()} for sink in sinks])
-    return outbox_id
+    return enqueue_new(conn, [(event, sinks)])[0]
+
+
+def enqueue_new(conn: Connection, items: list[tuple[dict[str, Any], list[str]]]) -> list[int]:
+    """Store events never stored before (each with its sinks) in the caller's transaction,
+    one statement for the events and one for their deliveries: their outbox ids, in order."""
+    at = _now()
+    rows = [{"event_id": e["id"], "run_id": str(e["data"].get("run_id", "")), "type": e["type"],
+             "subject": e["subject"], "at": at, "body": json.dumps(e, sort_keys=True)} for e, _ in items]
+    if not any(sinks for _, sinks in items):  # nothing refers to the new ids
+        conn.execute(_INSERT_EVENT, rows)
+        return [0] * len(rows)
+    ids = insert_returning_ids(conn, _INSERT_EVENT, events.c.id, rows)
+    conn.execute(_INSERT_DELIVERY, [{"event": outbox_id, "sink": sink, "status": "pending", "attempts": 0,
+                                     "updated_at": at} for outbox_id, (_, sinks) in zip(ids, items, strict=True)
+                                    for sink in sinks])
+    return ids
 
 
 def _rows(conn: Connection, query: Any) -> list[Delivery]:

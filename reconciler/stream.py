@@ -1,0 +1,127 @@
+"""Stream a wave of independent actions through catalog writers while the calling
+thread writes their records in batches.
+
+The calling thread keeps the records. It begins actions ahead, a batch at a time (their
+pending audit rows and pre-events in one transaction), and hands them to the writers.
+A writer takes a begun action, makes its catalog call and hands the result back. The
+calling thread ends the results that have come back (lingering up to `linger` seconds
+for more), in one transaction, and reports them.
+
+Invariants the callers rely on:
+- an action is written only after `begin` has returned it, that is after its pending
+  row is committed, so a crash mid-call leaves a trace;
+- every begun action is passed to `end` exactly once: with its write's outcome, or
+  `skipped` when the run stopped before a writer took it; actions never begun are
+  returned `skipped` and never passed to `end`;
+- the first failure stops the run: from then on no writer takes a new action and no
+  more are begun; writes already under way finish and are ended;
+- with one writer, the catalog calls are made one at a time in the wave's order;
+- a failure of `begin` or `end` (the state store) stops the writers and is raised once
+  the writes under way have finished.
+
+More actions are begun when fewer than `max(2 * writers, 4)` are begun and not yet
+written, so the writers do not wait for the records; a failure leaves fewer than three
+times that many begun actions skipped.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TypeVar
+
+S = TypeVar("S")
+Result = tuple[int, str, "str | None"]  # (item, outcome, error)
+SWITCH_S = 0.0005  # the interpreter's thread switch interval while a wave streams
+
+
+def stream(items: list[int], writers: int, stop: threading.Event,
+           begin: Callable[[list[int]], list[S]],
+           write: Callable[[S], tuple[str, str | None]],
+           end: Callable[[list[tuple[S, str, str | None]]], None],
+           item_of: Callable[[S], int],
+           reported: Callable[[int, str, str | None], object] | None = None,
+           skipped: str = "not attempted", linger: float = 0.02) -> list[Result]:
+    """Run `items` (e.g. plan sequence numbers) as described above; their results in the
+    order of `items`. `write` returns (outcome, error) and records its own failures as
+    ("failed", why); `skipped` is the error `end` gets for a begun action not written;
+    `linger`: seconds an outcome may wait for others to be recorded with it."""
+    # Begin more when fewer than this are begun and not yet written: enough that the writers
+    # never wait while the records thread ends a batch and begins the next.
+    low = max(2 * writers, 4)
+    batch = 2 * low
+    todo = deque(items)
+    ready: queue.SimpleQueue[S | None] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[S, str, str | None]] = queue.SimpleQueue()
+    out: dict[int, Result] = {}
+    waiting = 0  # begun and not yet ended
+    unwritten = 0  # begun and not yet back from a writer
+
+    def writer() -> None:
+        while (step := ready.get()) is not None:
+            if stop.is_set():
+                done.put((step, "skipped", skipped))
+                continue
+            try:
+                outcome, error = write(step)
+            except BaseException as err:  # write records its own failures: this is a bug, still recorded
+                outcome, error = "failed", f"{type(err).__name__}: {err}"
+            if outcome == "failed":
+                stop.set()  # now, not when the records thread gets to it
+            done.put((step, outcome, error))
+
+    threads = [threading.Thread(target=writer, name=f"viewsync-apply-{i}", daemon=True)
+               for i in range(max(writers, 1))]
+    # A writer whose reply has arrived waits for the GIL while the records thread computes;
+    # by default up to 5 ms, longer than a metastore call. Restored below.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_S)
+    for t in threads:
+        t.start()
+    try:
+        while todo or waiting:
+            if stop.is_set():
+                while todo:
+                    item = todo.popleft()
+                    out[item] = (item, "skipped", None)
+            elif todo and unwritten < low:
+                begun = begin([todo.popleft() for _ in range(min(batch, len(todo)))])
+                for step in begun:
+                    ready.put(step)
+                waiting += len(begun)
+                unwritten += len(begun)
+                continue
+            if not waiting:
+                break
+            # End what has come back, after lingering a moment for more (a batch's records
+            # cost little more than one's), but never while the writers run short of work.
+            finished = [done.get()]
+            unwritten -= 1
+            until = time.monotonic() + linger
+            while len(finished) < batch and unwritten and not (todo and unwritten < low and not stop.is_set()):
+                try:
+                    finished.append(done.get(timeout=max(0.0, until - time.monotonic())))
+                except queue.Empty:
+                    break
+                unwritten -= 1
+            end(finished)
+            waiting -= len(finished)
+            for step, outcome, error in finished:
+                item = item_of(step)
+                out[item] = (item, outcome, None if outcome == "skipped" else error)
+                if reported is not None:
+                    reported(item, outcome, error)
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        for _ in threads:
+            ready.put(None)
+        for t in threads:
+            t.join()
+        sys.setswitchinterval(switch)
+    return [out[item] for item in items]
