@@ -1,9 +1,11 @@
 """Group commit: transactions that several threads ask for at the same moment are
 written as one.
 
-Apply's parallel writers each record two transactions per view (the pending audit
-row before the catalog call, the outcome after it). Committed one by one they queue
-on the store (SQLite takes one writer at a time) and each pays for its own commit.
+Where apply's parallel writers record their own actions (when blocking hooks may veto
+each action; otherwise reconciler.stream batches the records on one thread), each
+writer records two transactions per view (the pending audit row before the catalog
+call, the outcome after it). Committed one by one they queue on the store (SQLite takes
+one writer at a time) and each pays for its own commit.
 Here the thread that gets to write first (the leader) takes every transaction asked
 for so far and runs them in one database transaction; the others find theirs done.
 A caller still returns only once its own work is committed, so "the pending row is
