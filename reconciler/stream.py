@@ -4,8 +4,10 @@ thread writes their records in batches.
 The calling thread keeps the records. It begins actions ahead, a batch at a time (their
 pending audit rows and pre-events in one transaction), and hands them to the writers.
 A writer takes a begun action, makes its catalog call and hands the result back. The
-calling thread ends the results that have come back (lingering up to `linger` seconds
-for more), in one transaction, and reports them.
+calling thread ends the results that have come back in one transaction, and reports
+them, once the oldest has waited `linger` seconds, a batch is full or no write is under
+way: an end transaction is the records' main cost, so fewer, larger ones leave more of
+the machine to the catalog.
 
 Invariants the callers rely on:
 - an action is written only after `begin` has returned it, that is after its pending
@@ -19,7 +21,7 @@ Invariants the callers rely on:
 - a failure of `begin` or `end` (the state store) stops the writers and is raised once
   the writes under way have finished.
 
-More actions are begun when fewer than `max(2 * writers, 4)` are begun and not yet
+More actions are begun when fewer than `max(2 * writers, MIN_AHEAD)` are begun and not yet
 written, so the writers do not wait for the records; a failure leaves fewer than three
 times that many begun actions skipped.
 """
@@ -37,6 +39,7 @@ from typing import TypeVar
 S = TypeVar("S")
 Result = tuple[int, str, "str | None"]  # (item, outcome, error)
 SWITCH_S = 0.0005  # the interpreter's thread switch interval while a wave streams
+MIN_AHEAD = 8  # begun ahead of a single writer: each batch of records costs one transaction
 
 
 def stream(items: list[int], writers: int, stop: threading.Event,
@@ -45,14 +48,14 @@ def stream(items: list[int], writers: int, stop: threading.Event,
            end: Callable[[list[tuple[S, str, str | None]]], None],
            item_of: Callable[[S], int],
            reported: Callable[[int, str, str | None], object] | None = None,
-           skipped: str = "not attempted", linger: float = 0.02) -> list[Result]:
+           skipped: str = "not attempted", linger: float = 0.1) -> list[Result]:
     """Run `items` (e.g. plan sequence numbers) as described above; their results in the
     order of `items`. `write` returns (outcome, error) and records its own failures as
     ("failed", why); `skipped` is the error `end` gets for a begun action not written;
     `linger`: seconds an outcome may wait for others to be recorded with it."""
     # Begin more when fewer than this are begun and not yet written: enough that the writers
     # never wait while the records thread ends a batch and begins the next.
-    low = max(2 * writers, 4)
+    low = max(2 * writers, MIN_AHEAD)
     batch = 2 * low
     todo = deque(items)
     ready: queue.SimpleQueue[S | None] = queue.SimpleQueue()
@@ -60,6 +63,8 @@ def stream(items: list[int], writers: int, stop: threading.Event,
     out: dict[int, Result] = {}
     waiting = 0  # begun and not yet ended
     unwritten = 0  # begun and not yet back from a writer
+    finished: list[tuple[S, str, str | None]] = []  # back from a writer, not yet ended
+    oldest = 0.0  # when the first of `finished` came back
 
     def writer() -> None:
         while (step := ready.get()) is not None:
@@ -97,24 +102,29 @@ def stream(items: list[int], writers: int, stop: threading.Event,
                 continue
             if not waiting:
                 break
-            # End what has come back, after lingering a moment for more (a batch's records
-            # cost little more than one's), but never while the writers run short of work.
-            finished = [done.get()]
-            unwritten -= 1
-            until = time.monotonic() + linger
-            while len(finished) < batch and unwritten and not (todo and unwritten < low and not stop.is_set()):
+            # Collect what comes back; end it in one transaction once the oldest has lingered
+            # `linger` seconds, a batch is full or nothing more is under way. Beginning more
+            # (above) comes first, so the writers never wait for these records.
+            if unwritten:
                 try:
-                    finished.append(done.get(timeout=max(0.0, until - time.monotonic())))
+                    timeout = max(0.0, oldest + linger - time.monotonic()) if finished else None
+                    got = done.get(timeout=timeout)
+                    if not finished:
+                        oldest = time.monotonic()
+                    finished.append(got)
+                    unwritten -= 1
                 except queue.Empty:
-                    break
-                unwritten -= 1
-            end(finished)
-            waiting -= len(finished)
-            for step, outcome, error in finished:
-                item = item_of(step)
-                out[item] = (item, outcome, None if outcome == "skipped" else error)
-                if reported is not None:
-                    reported(item, outcome, error)
+                    pass
+            if finished and (not unwritten or len(finished) >= batch
+                             or time.monotonic() >= oldest + linger):
+                end(finished)
+                waiting -= len(finished)
+                for step, outcome, error in finished:
+                    item = item_of(step)
+                    out[item] = (item, outcome, None if outcome == "skipped" else error)
+                    if reported is not None:
+                        reported(item, outcome, error)
+                finished = []
     except BaseException:
         stop.set()
         raise

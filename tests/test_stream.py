@@ -121,8 +121,30 @@ def test_a_records_failure_stops_the_writers_and_is_raised() -> None:
     assert not run.violations
 
 
-def test_outcomes_are_recorded_in_batches() -> None:
+@pytest.mark.parametrize("writers", [1, 4])
+def test_outcomes_are_recorded_in_batches(writers: int) -> None:
+    # One writer too: its outcomes come back one at a time, and beginning more ahead must
+    # not cut their batch short (each end is a state-store transaction).
     run = Run(write_s=0.002)
-    run.go(200, 4, linger=0.05)
-    assert len(run.ends) <= 200 // 3, [len(b) for b in run.ends]
+    run.go(200, writers, linger=0.05)
+    assert len(run.ends) <= 200 // 8, [len(b) for b in run.ends]
     assert len(run.begins) <= 200 // 8
+    assert sorted(item for batch in run.ends for item, _, _ in batch) == list(range(200))
+
+
+def test_an_outcome_waits_at_most_about_linger_to_be_recorded() -> None:
+    reported_at: dict[int, float] = {}
+    written_at: dict[int, float] = {}
+    run = Run(write_s=0.01)
+    write = run.write
+
+    def timed_write(item: int) -> tuple[str, str | None]:
+        result = write(item)
+        written_at[item] = time.monotonic()
+        return result
+
+    run.write = timed_write  # type: ignore[method-assign]
+    stream(list(range(40)), 1, threading.Event(), run.begin, run.write, run.end, lambda step: step,
+           lambda item, outcome, error: reported_at.setdefault(item, time.monotonic()), SKIPPED, linger=0.05)
+    waits = [reported_at[i] - written_at[i] for i in range(40)]
+    assert max(waits) < 0.05 + 0.04, waits  # linger, plus one write's worth of scheduling slack
