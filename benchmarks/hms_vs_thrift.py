@@ -215,19 +215,31 @@ def spec_of(i: int, variant: int = 0) -> dict[str, Any]:
 
 
 def raw_tables(db: str, n: int) -> list[Any]:
-    """The Thrift tables viewsync writes for the same declarations (same encoder, same size)."""
+    """The Thrift tables viewsync writes for the same declarations (same encoder, same
+    parameters, the filterable marker included; same_as_ours checks it in every run)."""
     from reconciler.adapters.base import Marker
     from reconciler.adapters.hms import to_thrift
     from reconciler.formats import write_view
-    from reconciler.model import ViewId, ViewSpec
+    from reconciler.model import MANAGED_BY_FILTERABLE, ViewId, ViewSpec
 
     out = []
     for i in range(n):
         d = spec_of(i)
         spec = ViewSpec.model_validate({k: v for k, v in d.items() if k != "name"}).resolved(ViewId("h", db, d["name"]))
-        desc = write_view("spark", db, d["name"], spec, Marker("bench", spec.digest()).as_properties())
+        stamp = {**Marker("bench", spec.digest()).as_properties(), MANAGED_BY_FILTERABLE: "bench"}
+        desc = write_view("spark", db, d["name"], spec, stamp)
         out.append(to_thrift(desc))
     return out
+
+
+def same_as_ours(c: Any, raw: Any) -> None:
+    """Stop if the raw baseline's table is not what viewsync wrote (the two must cost the
+    metastore the same); the creation time, which the metastore sets, aside."""
+    ours = c.get_table(raw.dbName, raw.tableName)
+    differs = sorted({k for k in set(ours.parameters) | set(raw.parameters)
+                      if k != "transient_lastDdlTime" and ours.parameters.get(k) != raw.parameters.get(k)})
+    if differs or ours.viewExpandedText != raw.viewExpandedText or ours.sd.cols != raw.sd.cols:
+        raise SystemExit(f"the raw baseline does not write what viewsync writes: parameters {differs}")
 
 
 def reset_db(c: Any, db: str) -> None:
@@ -334,6 +346,7 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
             s, wall = viewsync(root, *extra, "apply", "--auto-approve", "--allow-dirty")
             calls = audit.calls()
             rows[key].add_ours(s, wall, calls, audit.spent)
+            same_as_ours(c, tables[-1])
             if key.startswith("par"):
                 rows[f"raw{key}"].add_ours(s, wall, calls, audit.spent)
 
