@@ -61,7 +61,6 @@ def stream(items: list[int], writers: int, stop: threading.Event,
     ready: queue.SimpleQueue[S | None] = queue.SimpleQueue()
     done: queue.SimpleQueue[tuple[S, str, str | None]] = queue.SimpleQueue()
     out: dict[int, Result] = {}
-    waiting = 0  # begun and not yet ended
     unwritten = 0  # begun and not yet back from a writer
     finished: list[tuple[S, str, str | None]] = []  # back from a writer, not yet ended
     oldest = 0.0  # when the first of `finished` came back
@@ -88,7 +87,7 @@ def stream(items: list[int], writers: int, stop: threading.Event,
     for t in threads:
         t.start()
     try:
-        while todo or waiting:
+        while todo or unwritten or finished:
             if stop.is_set():
                 while todo:
                     item = todo.popleft()
@@ -97,10 +96,9 @@ def stream(items: list[int], writers: int, stop: threading.Event,
                 begun = begin([todo.popleft() for _ in range(min(batch, len(todo)))])
                 for step in begun:
                     ready.put(step)
-                waiting += len(begun)
                 unwritten += len(begun)
                 continue
-            if not waiting:
+            if not (unwritten or finished):
                 break
             # Collect what comes back; end it in one transaction once the oldest has lingered
             # `linger` seconds, a batch is full or nothing more is under way. Beginning more
@@ -118,7 +116,6 @@ def stream(items: list[int], writers: int, stop: threading.Event,
             if finished and (not unwritten or len(finished) >= batch
                              or time.monotonic() >= oldest + linger):
                 end(finished)
-                waiting -= len(finished)
                 for step, outcome, error in finished:
                     item = item_of(step)
                     out[item] = (item, outcome, None if outcome == "skipped" else error)
