@@ -218,16 +218,15 @@ def raw_tables(db: str, n: int) -> list[Any]:
     """The Thrift tables viewsync writes for the same declarations (same encoder, same
     parameters, the filterable marker included; same_as_ours checks it in every run)."""
     from reconciler.adapters.base import Marker
-    from reconciler.adapters.hms import to_thrift
+    from reconciler.adapters.hms import _stamp, to_thrift
     from reconciler.formats import write_view
-    from reconciler.model import MANAGED_BY_FILTERABLE, ViewId, ViewSpec
+    from reconciler.model import ViewId, ViewSpec
 
     out = []
     for i in range(n):
         d = spec_of(i)
         spec = ViewSpec.model_validate({k: v for k, v in d.items() if k != "name"}).resolved(ViewId("h", db, d["name"]))
-        stamp = {**Marker("bench", spec.digest()).as_properties(), MANAGED_BY_FILTERABLE: "bench"}
-        desc = write_view("spark", db, d["name"], spec, stamp)
+        desc = write_view("spark", db, d["name"], spec, _stamp(Marker("bench", spec.digest())))  # the adapter's stamp
         out.append(to_thrift(desc))
     return out
 
