@@ -32,7 +32,14 @@ _BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufffe\u
 # < 520 levels, which yaml-rs survives (30,000 crash it); deeper ones get the event scan.
 _DEEP_INDENT = re.compile(r"^[ \t?:-]{256}", re.M)
 _DOC_MARK = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)", re.M)
+# Flow brackets outside quoted scalars and comments. Every parser has a flow-depth limit of
+# its own (libyaml since PyYAML 6.0.4: 1,000, raised while scanning ahead, before any event;
+# yaml-rs: about 256), so flow depth is counted here, before any parser sees the text.
+# A quote opens a scalar only where a token starts (not the apostrophe in "it's").
+_FLOW_TOKEN = re.compile(r"""[\[\]{}]|(?<![^\s\[{,:?-])(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')"""
+                         r"""|(?:^|(?<=[ \t]))#[^\n]*""", re.M)
 MAX_MESSAGE = 240
+_TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
 
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -47,6 +54,10 @@ class YamlSyntaxError(Exception):
         self.column = column
         self.message = clip(message)
         self.field = field
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return self.line, self.column
 
 
 def _syntax(err: yaml.YAMLError) -> YamlSyntaxError:
@@ -81,8 +92,32 @@ def _precheck(text: str) -> None:
         raise YamlSyntaxError(*_position(text, bad.start()),
                               f"control character U+{ord(bad.group()):04X} in the file (write it as an escape "
                               "in a double-quoted string)")
+    _check_flow_depth(text)
     if "&" in text or _DEEP_INDENT.search(text) or _DOC_MARK.search(text):
         scan(text)
+
+
+def _check_flow_depth(text: str) -> None:
+    """The one depth rule for flow style, whatever the parser build: the bracket that
+    opens level MAX_DEPTH + 1 is a located error. Only files with many brackets are walked;
+    brackets inside block scalars also count here, so the parser's events confirm."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for token in _FLOW_TOKEN.finditer(text):
+        char = token.group()
+        if char in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                try:
+                    scan(text)
+                except YamlSyntaxError as err:
+                    if err.message == _TOO_DEEP:
+                        raise YamlSyntaxError(*_position(text, token.start()), _TOO_DEEP) from None
+                    raise
+                return
+        elif char in ("]", "}"):
+            depth = max(0, depth - 1)
 
 
 def scan(text: str) -> None:
@@ -104,7 +139,7 @@ def scan(text: str) -> None:
             elif isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise YamlSyntaxError(*where, f"nested deeper than {MAX_DEPTH} levels")
+                    raise YamlSyntaxError(*where, _TOO_DEEP)
                 open_.append([1, event.anchor])
                 if event.anchor:
                     anchors[event.anchor] = -1  # an alias inside its own anchor is recursive
@@ -127,6 +162,10 @@ def scan(text: str) -> None:
                     raise YamlSyntaxError(*where, f"aliases expand to more than {MAX_ALIAS_NODES} nodes")
                 open_[-1][0] += size
     except yaml.YAMLError as err:
+        if "nesting depth" in str(getattr(err, "problem", "")):
+            # libyaml's own limit (far above ours) met where the bracket count above was
+            # fooled by quote-like characters: still our rule and our message
+            raise YamlSyntaxError(*_syntax(err).position, _TOO_DEEP) from None
         raise _syntax(err) from None
 
 
@@ -170,7 +209,7 @@ def _find(data: Any) -> tuple[Path_, str]:
     while stack:
         node, path = stack.pop()
         if len(path) > MAX_DEPTH:
-            return path[:MAX_DEPTH], f"nested deeper than {MAX_DEPTH} levels"
+            return path[:MAX_DEPTH], _TOO_DEEP
         if isinstance(node, dict):
             for key, value in node.items():
                 if not isinstance(key, str):

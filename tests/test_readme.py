@@ -24,6 +24,17 @@ def test_readme_has_two_commands_and_ci_runs_the_test_one() -> None:
     assert test_cmd in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
+def test_ci_runs_the_test_command_in_a_new_virtual_environment() -> None:
+    """A package lingering on the CI machine once hid a failure that a fresh clone showed
+    (PyYAML 6.0.4's libyaml has a nesting limit of its own): CI installs as a newcomer does."""
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    test_at = lines.index(_commands()[1])
+    before = lines[:test_at]
+    venv_at = next(i for i, ln in enumerate(before) if re.match(r'python3 -m venv "?\$venv"?$', ln))
+    assert any(re.match(r'(\.|source) "?\$venv/bin/activate"?$', ln) for ln in before[venv_at:])
+    assert not any("--system-site-packages" in ln for ln in before)
+
+
 def test_main_command_on_a_fresh_clone(tmp_path: Path) -> None:
     if shutil.which("git") is None or shutil.which("viewsync") is None:
         raise AssertionError("git and the installed viewsync console script are required")
