@@ -4,6 +4,9 @@ A `Plan` is what `plan --out` saves, `show` renders and `apply PLAN` carries
 out. Its JSON form (`to_json`, described by `reconciler/schemas/plan.schema.json`,
 `format_version` 1) round-trips exactly through `from_json`:
 
+- `digest`: `Plan.digest()`, over what apply carries out and for whom (actions,
+  declarations, schema owners, access); `apply PLAN` refuses a file that no longer
+  matches it;
 - `declarations`: the digest of the declarations planned, the git commit they
   were read at, and the `scope` (the options the plan was made with, re-used
   to check a saved plan for staleness);
@@ -263,6 +266,7 @@ class Plan:
         out: dict[str, Any] = {
             "format_version": FORMAT_VERSION,
             "project": self.project,
+            "digest": self.digest(),
             "declarations": {"digest": self.declarations_digest,
                              "git": self.git.to_json() if self.git is not None else None,
                              "scope": self.scope.to_json()},
@@ -284,10 +288,15 @@ class Plan:
         return out
 
     def digest(self) -> str:
+        """What apply carries out and for whom: the actions, the declarations, the schema
+        owners and the access section (the authors apply re-checks). A saved plan stores it;
+        one whose digest no longer matches was edited and is refused."""
         body: dict[str, Any] = {"actions": [a.to_json() for a in self.actions],
                                 "declarations": self.declarations_digest}
         if self.schema_owners:
             body["schema_owners"] = [c.to_json() for c in self.schema_owners]
+        if self.access is not None:
+            body["access"] = self.access
         return digest_of(body)
 
     @classmethod

@@ -14,12 +14,20 @@ from reconciler.workspace import Workspace
 
 
 def load(path: Path) -> Plan:
+    """A saved plan as it was made; raises UserError when the file is missing, is not a
+    plan, or was edited since (its digest covers the actions, declarations, schema owners
+    and the access section)."""
     try:
-        return Plan.from_json(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        plan = Plan.from_json(data)
     except FileNotFoundError:
         raise UserError(f"{path}: no such plan file") from None
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise UserError(f"{path}: not a viewsync plan ({e})") from None
+    if data.get("digest") != plan.digest():
+        raise UserError(f"stale plan: {path} was changed after it was made (its digest does not match what it "
+                        "holds); nothing was applied. Run `viewsync plan --out` again")
+    return plan
 
 
 def verify(ws: Workspace, plan: Plan, path: Path, decl: Declarations | None = None) -> PlanOptions:

@@ -189,3 +189,29 @@ def test_a_bad_policy_is_a_located_error_and_nothing_runs(repo: Path) -> None:
         res = run_cli(repo, *args)
         assert res.code == 1
         assert "access.yaml:10:5: grants[3]: name exactly one of catalog, schema or view" in res.err
+
+
+def test_a_saved_plan_whose_authors_were_edited_is_refused(repo: Path) -> None:
+    """The access section names the commit authors apply re-checks; the plan's digest covers
+    it, so swapping B for A in a saved plan (and dropping its error) is refused as stale."""
+    git(repo, "checkout", "-qb", "b-change")
+    edit(repo, "views/local/sales.yaml", "completed_orders", "edited by team B")
+    commit_all(repo, "B edits a sales view", "bob")
+    saved = repo / "plan.json"
+    assert run_cli(repo, "plan", "--base", "main", "--actor", "alice-gh", "--out", str(saved)).code == 1
+
+    doc = json.loads(saved.read_text())
+    assert [a["names"] for a in doc["access"]["authors"]["views/local/sales.yaml"]] == [["bob@example.com"]]
+    (author,) = doc["access"]["authors"]["views/local/sales.yaml"]
+    doc["access"]["authors"]["views/local/sales.yaml"] = [
+        json.loads(json.dumps(author).replace("bob@example.com", "alice@example.com").replace("bob", "alice"))]
+    doc["errors"] = []
+    saved.write_text(json.dumps(doc))
+    res = run_cli(repo, "apply", str(saved), "--actor", "alice-gh", "--auto-approve")
+    assert res.code == 1
+    assert f"stale plan: {saved} was changed after it was made" in res.err
+    assert "~ update local.sales.completed_orders" in run_cli(repo, "plan").out  # nothing was applied
+
+    # The untouched file still applies as far as the policy allows: B's commit stays refused.
+    assert run_cli(repo, "plan", "--base", "main", "--actor", "alice-gh", "--out", str(saved)).code == 1
+    assert "stale plan" not in run_cli(repo, "apply", str(saved), "--actor", "alice-gh", "--auto-approve").err
