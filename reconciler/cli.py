@@ -205,7 +205,7 @@ def plan(
     ws = _open(ctx)
     if ref is None:
         ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import gitsrc, render
+    from reconciler import gitsrc, render, validity
     from reconciler.access import hooks as access_hooks
     from reconciler.access.security import notes as security_notes
     from reconciler.yaml_changes import declaration_changes
@@ -218,6 +218,7 @@ def plan(
         result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
+    validity.locate(result, decl)  # errors added since the planner's (verification, access)
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
     out(ctx, render.render(result, fmt, g.color))
@@ -268,7 +269,7 @@ def apply(
     ws = _open(ctx)
     if plan_file is None:
         ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import gitsrc, render, saved_plan, schema_owners
+    from reconciler import gitsrc, render, saved_plan, schema_owners, validity
     from reconciler.access import hooks as access_hooks
     from reconciler.apply import apply_plan, repair_before_plan
     from reconciler.events.commands import open_emitter
@@ -289,6 +290,7 @@ def apply(
     else:
         opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
         result = _plan(ws, opts, decl, info, None, spark, allow_breaking)
+        validity.locate(result, decl)
     out(ctx, render.render(result, OutputFormat.TEXT, g.color))
     if result.errors:
         raise typer.Exit(1)

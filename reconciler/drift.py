@@ -93,7 +93,7 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
         report.items.append(DriftItem("unmanaged", u.view, f"{u.format} view without the viewsync marker"
                                       + (f" (managed by {u.managed_by})" if u.managed_by else "")))
     # Read-only mismatches are drift items already (above).
-    report.errors = [f"[{e.code}] {e.message}" for e in plan.errors if e.code != PlanErrorCode.READ_ONLY_CATALOG]
+    report.errors = [str(e) for e in plan.errors if e.code != PlanErrorCode.READ_ONLY_CATALOG]
     report.items.sort(key=lambda i: (KINDS.index(i.kind), i.view))
     return report
 

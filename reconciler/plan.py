@@ -273,7 +273,7 @@ def build_plan(
     ordered, cycle = order_actions(actions, desired)
     if cycle:
         plan.errors.append(PlanError(PlanErrorCode.DEPENDENCY_CYCLE, "views depend on each other in a cycle: "
-                                     + " -> ".join(str(v) for v in cycle), cycle[0]))
+                                     + " -> ".join(str(v) for v in cycle), cycle[0], ("representations",)))
     drop_order, _ = order_actions(live.drops, {a.view: a.before for a in live.drops if a.before is not None})
     plan.actions = ordered + list(reversed(drop_order))
     return plan
@@ -297,11 +297,12 @@ def _only_queries(actions: list[Action], desired: Mapping[ViewId, ViewSpec], pla
     kept = []
     for a in actions:
         spec = desired.get(a.view)
-        bad = [] if spec is None else [(r.dialect, p) for r in spec.representations
+        bad = [] if spec is None else [(j, r.dialect, p) for j, r in enumerate(spec.representations)
                                        if (p := vsql.query_problem(r.sql, r.dialect))]
-        for dialect, problem in bad:
+        for j, dialect, problem in bad:
             plan.errors.append(PlanError(PlanErrorCode.NOT_A_QUERY,
-                                         f"{a.view}: representations.{dialect}.sql: {problem}", a.view))
+                                         f"{a.view}: representations.{dialect}.sql: {problem}", a.view,
+                                         ("representations", j, "sql")))
         if not bad:
             kept.append(a)
     return kept

@@ -128,17 +128,50 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Location:
+    """Where in a view file the declaration an error is about sits (1-based)."""
+
+    file: str
+    line: int
+    column: int
+    field: str  # the field path in the file, e.g. views[2].representations[0].sql
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "field": self.field}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Location:
+        return cls(str(d["file"]), int(d["line"]), int(d["column"]), str(d["field"]))
+
+
+@dataclass(frozen=True)
 class PlanError:
     code: PlanErrorCode
     message: str
     view: ViewId | None = None
+    # the field of the view's declaration at fault, for locating it (representations, 0, sql)
+    path: tuple[str | int, ...] = field(default=(), compare=False)
+    location: Location | None = None  # set once declarations are known (reconciler.validity.locate)
 
     def to_json(self) -> dict[str, Any]:
-        return {"view": _view_json(self.view), "code": self.code.value, "message": self.message}
+        out = {"view": _view_json(self.view), "code": self.code.value, "message": self.message}
+        if self.location is not None:
+            out["location"] = self.location.to_json()
+        return out
+
+    def __str__(self) -> str:
+        """`[code] file:line:col: message` (the location when the error comes from a declaration)."""
+        where = f"{self.location}: " if self.location is not None else ""
+        return f"[{self.code}] {where}{self.message}"
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PlanError:
-        return cls(PlanErrorCode(d["code"]), d["message"], _view_of(d.get("view")))
+        loc = d.get("location")
+        return cls(PlanErrorCode(d["code"]), d["message"], _view_of(d.get("view")),
+                   location=Location.from_json(loc) if loc is not None else None)
 
 
 @dataclass(frozen=True)

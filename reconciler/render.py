@@ -116,7 +116,7 @@ def text(plan: Plan, color: bool = False) -> str:
         out.append("")
         out.append(_c(f"Error: the plan has {len(plan.errors)} error(s) and cannot be applied:", "31", color))
         for e in plan.errors:
-            out.append(f"  [{e.code}] {e.message}")
+            out.append(f"  {e}")
     return "\n".join(out) + "\n"
 
 
@@ -173,7 +173,8 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head += [_md_escape(str(access_line(plan))), ""]
     if plan.errors:
         head.append("**The plan has errors and cannot be applied:**")
-        head += [f"- `{e.code}` {_md_escape(e.message)}" for e in plan.errors]
+        head += [f"- `{e.code}` " + (f"`{e.location}` " if e.location is not None else "") + _md_escape(e.message)
+                 for e in plan.errors]
         head.append("")
     if plan.yaml_changes is not None:
         head.append("#### Declaration changes in this branch")

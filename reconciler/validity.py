@@ -1,14 +1,21 @@
 """Offline checks on loaded declarations that need the SQL: each view is exactly
 one query, and views do not read each other in a cycle. `validate` runs them on
-every view; plan runs the same checks on the views it would change."""
+every view; plan runs the same checks on the views it would change, and `locate`
+gives its errors the file:line:col of the declaration they are about."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from reconciler import deps
 from reconciler import sql as vsql
 from reconciler.declarations import Declarations
 from reconciler.errors import Problem
 from reconciler.model import ViewId
+from reconciler.plan_model import Location, Plan, PlanErrorCode
+
+# Spark's findings are located in their message already (reconciler.verify.result.Finding).
+_LOCATED_IN_MESSAGE = {PlanErrorCode.SPARK_VERIFICATION}
 
 
 def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
@@ -35,3 +42,15 @@ def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
 
 def _problem(decl: Declarations, vid: ViewId, j: int, message: str) -> Problem:
     return decl.problem(vid, ("representations", j, "sql"), message)
+
+
+def locate(plan: Plan, decl: Declarations) -> None:
+    """Every plan error about a declared view gets the location of that view's declaration
+    (of the field at fault where the error names one), as `validate` reports it."""
+    located = []
+    for error in plan.errors:
+        if error.location is None and error.view in decl.where and error.code not in _LOCATED_IN_MESSAGE:
+            p = decl.problem(error.view, error.path, "")
+            error = dataclasses.replace(error, location=Location(p.file, p.line, p.column, p.field))
+        located.append(error)
+    plan.errors = located

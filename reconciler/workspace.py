@@ -278,6 +278,9 @@ class Workspace:
             plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
                               self.declarations_digest(decl, opts), git)
             self._plan_schema_owners(plan, decl, opts, catalogs)
+        from reconciler import validity
+
+        validity.locate(plan, decl)
         return plan, snapshots
 
     def _plan_schema_owners(self, plan: Plan, decl: decl_mod.Declarations, opts: PlanOptions,

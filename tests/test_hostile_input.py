@@ -5,6 +5,7 @@ silently lost. The generated inputs are in test_fuzz_input.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -192,7 +193,17 @@ def test_view_sql_is_one_query(sample_repo: Path, sql: str, message: str) -> Non
     before = snapshot(sample_repo)
     for command in (["plan"], ["apply", "--auto-approve", "--allow-dirty"]):
         res = run_cli(sample_repo, *command)
-        assert res.code == 1 and "not_a_query" in res.text or message in res.text, res.text
+        # located as validate locates it: the sql field of the view's spark representation
+        assert res.code == 1, res.text
+        assert "[not_a_query] views/local/extra.yaml:7:14: local.extra.v1: representations.spark.sql: " \
+            in res.out, res.text
+        assert message in res.out
+    res = run_cli(sample_repo, "plan", "--format", "json")
+    (error,) = json.loads(res.out)["errors"]
+    assert error["location"] == {"file": "views/local/extra.yaml", "line": 7, "column": 14,
+                                 "field": "views[0].representations[0].sql"}
+    res = run_cli(sample_repo, "plan", "--format", "markdown")
+    assert "- `not_a_query` `views/local/extra.yaml:7:14` local.extra.v1" in res.out, res.out
     assert snapshot(sample_repo) == before
 
 
@@ -202,7 +213,8 @@ def test_cycles_in_validate_and_every_plan(sample_repo: Path) -> None:
           .replace("SELECT 1 AS x", "SELECT * FROM a"))
     assert_rejected(sample_repo, "views/local/extra.yaml:", "cycle", (["validate"],))
     res = run_cli(sample_repo, "plan")
-    assert res.code == 1 and "cycle" in res.text, res.text
+    assert res.code == 1, res.text
+    assert "[dependency_cycle] views/local/extra.yaml:6:7: views depend on each other in a cycle" in res.out
     (sample_repo / "views/local/extra.yaml").unlink()
 
     # One update closing a cycle through a view that does not change.

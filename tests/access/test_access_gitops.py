@@ -65,7 +65,7 @@ def test_b_editing_a_sales_view_is_not_permitted(repo: Path) -> None:
 
     res = run_cli(repo, "plan", "--base", "main")
     assert res.code == 1
-    assert ("[not_permitted] not permitted: actor bob@example.com (author of "
+    assert ("[not_permitted] views/local/sales.yaml:4:3: not permitted: actor bob@example.com (author of "
             in res.out)
     assert "lacks ALTER_VIEW on view local.sales.completed_orders (needed to update " \
            "local.sales.completed_orders)" in res.out
