@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -57,6 +58,9 @@ class Reads:
         """Whether every named table exists (False for an absent store); raises ReadFailed."""
         raise NotImplementedError
 
+    def close(self) -> None:
+        """No read starts after this one returns."""
+
 
 class SqliteFileReads(Reads):
     """One short connection per read: connections cannot cross threads, and a plan's reads
@@ -66,11 +70,19 @@ class SqliteFileReads(Reads):
 
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
+        self._idle = threading.Condition()  # guards the two below
+        self._open = 0  # connections open now (a prefetch reads on other threads)
+        self._closed = False
 
     def _connect(self) -> sqlite3.Connection | None:
-        if not os.path.exists(self.path):
-            return None
-        return sqlite3.connect(f"file:{quote(self.path)}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
+        with self._idle:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the store's reader was closed")
+            if not os.path.exists(self.path):
+                return None
+            conn = sqlite3.connect(f"file:{quote(self.path)}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
+            self._open += 1
+            return conn
 
     def _run(self, fn: Callable[[sqlite3.Connection], list[Row]]) -> list[Row] | None:
         try:
@@ -81,8 +93,19 @@ class SqliteFileReads(Reads):
                 return fn(conn)
             finally:
                 conn.close()
+                with self._idle:
+                    self._open -= 1
+                    self._idle.notify_all()
         except sqlite3.Error as err:
             raise ReadFailed(err) from None
+
+    def close(self) -> None:
+        """Also waits for the reads under way (each bounded by the busy timeout): a reader
+        cut off by the process's exit leaves the file's -wal/-shm behind, and a command that
+        stops early (bad declarations) must leave the working tree as it found it."""
+        with self._idle:
+            self._closed = True
+            self._idle.wait_for(lambda: self._open == 0)
 
     def rows(self, sql: str, params: dict[str, Any]) -> list[Row]:
         return self._run(lambda conn: conn.execute(sql, params).fetchall()) or []

@@ -123,6 +123,7 @@ class ManagedAdapter(CatalogAdapter):
         return f"{self.name} (managed, {where})"
 
     def close(self) -> None:
+        self._reads.close()  # a prefetch may still be reading
         if self._engine is not None:
             self._engine.dispose()
 
