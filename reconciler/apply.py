@@ -75,9 +75,12 @@ def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot],
 
 
 def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeout: float,
-                       on_note: Callable[[str], None]) -> list[str]:
+                       on_note: Callable[[str], None],
+                       events: Callable[[StateStore], Emitter] | None = None) -> list[str]:
     """Repair the records of dead applies under the apply lock, before planning.
-    A store without tables or without running applies is left untouched."""
+    A store without tables or without running applies is left untouched. `events` opens
+    the emitter the repaired outcomes' events are written with (only when there is a repair:
+    it creates the outbox tables)."""
     project = ws.config.project
     if not state.ready or not state.dead_runs(project, ""):
         return []
@@ -86,7 +89,7 @@ def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeou
     if took_over:
         on_note(took_over)
     try:
-        notes = repair_dead_runs(ws, state, project, run_id)
+        notes = repair_dead_runs(ws, state, project, run_id, events(state) if events is not None else None)
     finally:
         state.release_lock(lock_name(project), run_id)
     for note in notes:
@@ -124,7 +127,7 @@ def apply_plan(
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
         state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id)
-        result.repaired = repair_dead_runs(ws, state, project, run_id)
+        result.repaired = repair_dead_runs(ws, state, project, run_id, events)
         if on_note:
             if result.took_over:
                 on_note(result.took_over)

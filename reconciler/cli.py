@@ -281,8 +281,8 @@ def apply(
     who = gitsrc.actor(actor, ws.root)
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
-    repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
-                       lambda note: out(ctx, note + "\n"))
+    repair_before_plan(ws, ws.state(create=False), who, lock_timeout, lambda note: out(ctx, note + "\n"),
+                       lambda store: open_emitter(ws, store.engine, decl.views, _session(ctx).err))
     if plan_file is not None:
         result = saved_plan.load(plan_file)
         saved_plan.verify(ws, result, plan_file, decl)
