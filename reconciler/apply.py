@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from reconciler import schema_owners
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
 from reconciler.events import model as ev
@@ -45,6 +46,7 @@ class ApplyResult:
     failed: list[tuple[Action, str]] = field(default_factory=list)
     skipped: list[Action] = field(default_factory=list)
     refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
+    owner_errors: list[str] = field(default_factory=list)  # schema owners not written (views all applied)
     repaired: list[str] = field(default_factory=list)  # records of dead runs fixed first
     took_over: str | None = None  # the line saying the lock of a dead run was taken over
 
@@ -165,14 +167,20 @@ def apply_plan(
                                          _canonical(action.desired), None, None,
                                          [c.to_json() for c in action.changes], git)
             state.finish_action(audit_id, "skipped", SKIPPED)
+        if result.ok and plan.schema_owners:  # actions of this run: under its lock, before it is finished
+            result.owner_errors = schema_owners.apply(plan.schema_owners, ws.adapter, state, run_id,
+                                                      len(plan.actions), actor, git)
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
         if result.refused:
             summary["refused"] = len(result.refused)
-        state.finish_run(run_id, "success" if result.ok else "failed", summary)
+        if result.owner_errors:
+            summary["schema_owners_failed"] = len(result.owner_errors)
+        outcome = "success" if result.ok and not result.owner_errors else "failed"
+        state.finish_run(run_id, outcome, summary)
         if events is not None:
             events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
                 "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-                "outcome": "success" if result.ok else "failed", "summary": summary}))
+                "outcome": outcome, "summary": summary}))
             events.flush()
         return result
     except StalePlan:
