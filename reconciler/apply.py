@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from reconciler import schema_owners
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.errors import UserError
 from reconciler.events import model as ev
@@ -45,6 +46,7 @@ class ApplyResult:
     failed: list[tuple[Action, str]] = field(default_factory=list)
     skipped: list[Action] = field(default_factory=list)
     refused: list[tuple[Action, str]] = field(default_factory=list)  # vetoed by a blocking hook
+    owner_errors: list[str] = field(default_factory=list)  # schema owners not written (views all applied)
     repaired: list[str] = field(default_factory=list)  # records of dead runs fixed first
     took_over: str | None = None  # the line saying the lock of a dead run was taken over
 
@@ -75,9 +77,12 @@ def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot],
 
 
 def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeout: float,
-                       on_note: Callable[[str], None]) -> list[str]:
+                       on_note: Callable[[str], None],
+                       events: Callable[[StateStore], Emitter] | None = None) -> list[str]:
     """Repair the records of dead applies under the apply lock, before planning.
-    A store without tables or without running applies is left untouched."""
+    A store without tables or without running applies is left untouched. `events` opens
+    the emitter the repaired outcomes' events are written with (only when there is a repair:
+    it creates the outbox tables)."""
     project = ws.config.project
     if not state.ready or not state.dead_runs(project, ""):
         return []
@@ -86,7 +91,7 @@ def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeou
     if took_over:
         on_note(took_over)
     try:
-        notes = repair_dead_runs(ws, state, project, run_id)
+        notes = repair_dead_runs(ws, state, project, run_id, events(state) if events is not None else None)
     finally:
         state.release_lock(lock_name(project), run_id)
     for note in notes:
@@ -124,7 +129,7 @@ def apply_plan(
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
         state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id)
-        result.repaired = repair_dead_runs(ws, state, project, run_id)
+        result.repaired = repair_dead_runs(ws, state, project, run_id, events)
         if on_note:
             if result.took_over:
                 on_note(result.took_over)
@@ -162,14 +167,20 @@ def apply_plan(
                                          _canonical(action.desired), None, None,
                                          [c.to_json() for c in action.changes], git)
             state.finish_action(audit_id, "skipped", SKIPPED)
+        if result.ok and plan.schema_owners:  # actions of this run: under its lock, before it is finished
+            result.owner_errors = schema_owners.apply(plan.schema_owners, ws.adapter, state, run_id,
+                                                      len(plan.actions), actor, git)
         summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
         if result.refused:
             summary["refused"] = len(result.refused)
-        state.finish_run(run_id, "success" if result.ok else "failed", summary)
+        if result.owner_errors:
+            summary["schema_owners_failed"] = len(result.owner_errors)
+        outcome = "success" if result.ok and not result.owner_errors else "failed"
+        state.finish_run(run_id, outcome, summary)
         if events is not None:
             events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
                 "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-                "outcome": "success" if result.ok else "failed", "summary": summary}))
+                "outcome": outcome, "summary": summary}))
             events.flush()
         return result
     except StalePlan:

@@ -269,7 +269,7 @@ def apply(
     ws = _open(ctx)
     if plan_file is None:
         ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import gitsrc, render, saved_plan, schema_owners, validity
+    from reconciler import gitsrc, render, saved_plan, validity
     from reconciler.access import hooks as access_hooks
     from reconciler.apply import apply_plan, repair_before_plan
     from reconciler.events.commands import open_emitter
@@ -282,8 +282,8 @@ def apply(
     who = gitsrc.actor(actor, ws.root)
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
-    repair_before_plan(ws, ws.state(create=False), who, lock_timeout,
-                       lambda note: out(ctx, note + "\n"))
+    repair_before_plan(ws, ws.state(create=False), who, lock_timeout, lambda note: out(ctx, note + "\n"),
+                       lambda store: open_emitter(ws, store.engine, decl.views, _session(ctx).err))
     if plan_file is not None:
         result = saved_plan.load(plan_file)
         saved_plan.verify(ws, result, plan_file, decl)
@@ -317,10 +317,7 @@ def apply(
     emitter = open_emitter(ws, state.engine, decl.views, _session(ctx).err)
     res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
                      on_note=lambda note: out(ctx, note + "\n"))
-    owner_errors: list[str] = []
-    if res.ok and result.schema_owners:
-        owner_errors = schema_owners.apply(result.schema_owners, ws.adapter, state, res.run_id,
-                                           len(result.actions), who, info)
+    if res.ok:  # the owners were written inside the run, after its views
         for change in result.schema_owners:
             out(ctx, f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
     refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
@@ -328,8 +325,8 @@ def apply(
         f"{refused}, "
         f"{len(res.skipped)} skipped (run {res.run_id}).\n")
     _deliver_pending(emitter, _session(ctx).err)
-    if owner_errors:
-        raise UserError("schema owners not all written: " + "; ".join(owner_errors))
+    if res.owner_errors:
+        raise UserError("schema owners not all written: " + "; ".join(res.owner_errors))
     if not res.ok:
         raise typer.Exit(1)
 

@@ -3,7 +3,7 @@ the catalog keeps one (HMS database owner, Iceberg namespace property `owner`).
 
 Only declared owners are compared, so schemas nobody declares an owner for cost no catalog
 call. `diff` is pure; `read`/`write` are the adapter edge; `apply` records an audit row per
-change under the apply's actor.
+change, as actions of the apply's run (under its lock, before the run is finished).
 """
 
 from __future__ import annotations

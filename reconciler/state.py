@@ -221,10 +221,14 @@ class StateStore:
                 declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
-    def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any]) -> None:
+    def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any],
+                   also: Callable[[Connection], None] | None = None) -> None:
+        """`also` writes more in the same transaction (the event outbox)."""
         with self._begin() as conn:
             conn.execute(runs.update().where(runs.c.run_id == run_id).values(
                 finished_at=now(), outcome=outcome, summary=json.dumps(summary, sort_keys=True)))
+            if also is not None:
+                also(conn)
 
     # ----------------------------------------------------------------- audit
     def audit_start(self, run_id: str, seq: int, actor: str, action: str, view: ViewId,

@@ -70,13 +70,16 @@ class Emitter:
         return self.event(run_id, seq, model.pre_type(action.action), str(action.view), data)
 
     def outcome_event(self, pre: Mapping[str, Any], event_type: str, run_id: str, seq: int, outcome: str,
-                      error: str | None = None) -> dict[str, Any]:
+                      error: str | None = None, repaired: bool = False) -> dict[str, Any]:
         """The post-event of the action `pre` announced: the same data (already masked, lineage
-        included) with the outcome. Only what is new is masked: the error."""
+        included) with the outcome. Only what is new is masked: the error. `repaired`: the outcome
+        was found by a later apply (reconciler.repair), the announcing process having died."""
         data = dict(pre["data"])
         data["outcome"] = outcome
         if error is not None:
             data["error"] = redact(error, self.secrets)
+        if repaired:
+            data["repaired"] = True
         return model.cloud_event(self.project, event_type, model.event_id(run_id, seq, event_type),
                                  str(pre["subject"]), data, masked=True)
 
@@ -91,6 +94,10 @@ class Emitter:
     def enqueue_new(self, conn: Connection, events: list[dict[str, Any]]) -> None:
         """Store events of this run never stored before, in the caller's transaction (the audit rows')."""
         outbox.enqueue_new(conn, [(e, self.targets(e)) for e in events])
+
+    def stored(self, conn: Connection, event_id: str) -> dict[str, Any] | None:
+        """The event stored under this id, read in the caller's transaction."""
+        return outbox.stored(conn, event_id)
 
     def emit(self, event: dict[str, Any]) -> None:
         """Store an event not tied to an audit row (run.started / run.finished) in its own transaction."""

@@ -84,6 +84,12 @@ def enqueue(conn: Connection, event: dict[str, Any], sinks: list[str], new: bool
     return enqueue_new(conn, [(event, sinks)])[0]
 
 
+def stored(conn: Connection, event_id: str) -> dict[str, Any] | None:
+    """The event stored under this id, if any (read in the caller's transaction)."""
+    body = conn.execute(sa.select(events.c.body).where(events.c.event_id == event_id)).scalar()
+    return json.loads(body) if body is not None else None
+
+
 def enqueue_new(conn: Connection, items: list[tuple[dict[str, Any], list[str]]]) -> list[int]:
     """Store events never stored before (each with its sinks) in the caller's transaction,
     one statement for the events and one for their deliveries: their outbox ids, in order."""
