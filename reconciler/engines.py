@@ -6,6 +6,7 @@ process, so closing a workspace releases every connection it opened.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,11 +18,40 @@ from sqlalchemy.engine import Engine
 from reconciler.store_reads import BUSY_TIMEOUT_S
 from reconciler.timeouts import sql_connect_args
 
+# The Python module a SQLAlchemy driver imports -> the package that provides it.
+_DRIVER_PACKAGES = {
+    "MySQLdb": "mysqlclient", "psycopg2": "psycopg2-binary", "psycopg": "psycopg[binary]", "pymysql": "pymysql",
+    "mysql": "mysql-connector-python", "mariadb": "mariadb", "pg8000": "pg8000", "asyncpg": "asyncpg",
+    "pyodbc": "pyodbc", "pymssql": "pymssql", "oracledb": "oracledb", "cx_Oracle": "cx_Oracle",
+}
+# A backend -> (module, URL scheme) of the driver viewsync depends on (pyproject.toml).
+_OURS = {"postgresql": ("psycopg", "postgresql+psycopg"), "mysql": ("pymysql", "mysql+pymysql"),
+         "mariadb": ("pymysql", "mariadb+pymysql")}
+
+
+def missing_driver(url: str | sa.URL, exc: ImportError) -> str:
+    """Why a URL's driver cannot be loaded, and what to do: the package to install, or the
+    scheme of a driver that is installed."""
+    parsed = sa.make_url(url) if isinstance(url, str) else url
+    scheme = parsed.drivername
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:  # installed, but broken
+        return f"the driver of {scheme}:// cannot be loaded ({str(exc).strip() or type(exc).__name__})"
+    module = exc.name.split(".")[0]
+    text = (f"the driver of {scheme}:// is not installed (no Python module {module!r}): "
+            f"pip install '{_DRIVER_PACKAGES.get(module, module)}'")
+    ours = _OURS.get(parsed.get_backend_name())
+    if ours is not None and ours[1] != scheme and importlib.util.find_spec(ours[0]) is not None:
+        text += f", or write the URL as {ours[1]}://..., whose driver is installed"
+    return text
+
 
 def create_engine(url: str) -> Engine:
     """An engine with connection timeouts (reconciler.timeouts). Creates nothing: the
     SQLite file and its directory are made by the first write (ensure_tables)."""
-    eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
+    try:
+        eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
+    except ImportError as exc:  # the dialect's driver: SQLAlchemy imports it here
+        raise sa.exc.NoSuchModuleError(missing_driver(url, exc)) from None
     if eng.dialect.name == "sqlite":
 
         @sa.event.listens_for(eng, "connect")

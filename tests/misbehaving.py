@@ -1,7 +1,9 @@
 """Misbehaving servers on free local ports: closed, accepts-and-hangs, trickles
 bytes, garbage, HTTP 500, HTTP redirect loop, wrongly typed JSON (MODES); and
 `slowbody`, HTTP headers at once and then the body one byte a second, and
-`hugeerror`, an HTTP 500 whose error message is 1 MB."""
+`hugeerror`, an HTTP 500 whose error message is 1 MB; `json`, HTTP 200 with a
+given body; THRIFT_REPLIES, a well-formed Thrift reply header to the call made
+followed by bytes that are no answer to it (what another Thrift service would send)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,27 @@ from collections.abc import Iterator
 from tests.servers import free_port
 
 MODES = ("closed", "hang", "trickle", "garbage", "http500", "redirect", "badjson")
+# The bytes after the reply header: a field of type 85, a string of length -1, a list of 2^31-1.
+THRIFT_TAILS = {"thrift-badtype": b"\x55\x00\x01\x00", "thrift-negative": b"\x0b\x00\x00\xff\xff\xff\xff",
+                "thrift-huge": b"\x0f\x00\x00\x0c\x7f\xff\xff\xff"}
+THRIFT_REPLIES = tuple(THRIFT_TAILS)
 
 
-def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event) -> None:
+def _thrift_reply(conn: socket.socket, tail: bytes) -> None:
+    conn.settimeout(5)
+    call = conn.recv(65536)  # strict binary protocol: version, name length, name, seqid, args
+    size = int.from_bytes(call[4:8], "big")
+    name_and_seqid = call[8:12 + size]
+    conn.sendall(b"\x80\x01\x00\x02" + call[4:8] + name_and_seqid + tail)
+
+
+def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event, body: bytes = b"") -> None:
     with conn:
         try:
-            if mode == "hang":
+            if mode in THRIFT_TAILS:
+                _thrift_reply(conn, THRIFT_TAILS[mode])
+                stop.wait()
+            elif mode == "hang":
                 stop.wait()
             elif mode == "trickle":
                 while not stop.is_set():  # one byte a second, forever
@@ -45,8 +62,9 @@ def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event) -> 
                 elif mode == "redirect":
                     body = b""
                     head = f"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{port}/v1/config\r\n".encode()
-                else:  # badjson: the right status, the wrong shapes
-                    body = b'{"defaults": 5, "overrides": [1, 2], "namespaces": "nope", "identifiers": 7}'
+                else:  # badjson: the right status, the wrong shapes (json: the shapes given)
+                    if mode == "badjson":
+                        body = b'{"defaults": 5, "overrides": [1, 2], "namespaces": "nope", "identifiers": 7}'
                     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 conn.sendall(head + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
         except OSError:
@@ -54,8 +72,9 @@ def _serve(conn: socket.socket, mode: str, port: int, stop: threading.Event) -> 
 
 
 @contextlib.contextmanager
-def misbehaving(mode: str) -> Iterator[int]:
-    """A port where a server behaves as `mode` says; 'closed' is a port nobody listens on."""
+def misbehaving(mode: str, body: bytes = b"") -> Iterator[int]:
+    """A port where a server behaves as `mode` says; 'closed' is a port nobody listens on;
+    'json' answers every request with HTTP 200 and `body`."""
     if mode == "closed":
         yield free_port()
         return
@@ -75,7 +94,7 @@ def misbehaving(mode: str) -> Iterator[int]:
                 continue
             except OSError:
                 return
-            threading.Thread(target=_serve, args=(conn, mode, port, stop), daemon=True).start()
+            threading.Thread(target=_serve, args=(conn, mode, port, stop, body), daemon=True).start()
 
     thread = threading.Thread(target=accept_loop, daemon=True)
     thread.start()

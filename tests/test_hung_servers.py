@@ -15,7 +15,7 @@ from reconciler.adapters.deadline import bound_requests
 from reconciler.adapters.glue.adapter import GlueAdapter
 from reconciler.errors import AdapterError
 from tests.conftest import run_cli
-from tests.misbehaving import MODES, misbehaving
+from tests.misbehaving import MODES, THRIFT_REPLIES, misbehaving
 
 TIMEOUT = 2
 VIEW = "catalog: local\nschema: s\nviews:\n  - name: v\n    representations:\n      - {dialect: spark, sql: SELECT 1}\n"
@@ -82,13 +82,27 @@ def test_iceberg_rest(tmp_path: Path, mode: str) -> None:
         assert "'local'" in line and SECRET not in line
 
 
-@pytest.mark.parametrize("mode", SQL_MODES)
+@pytest.mark.parametrize("mode", [*SQL_MODES, *THRIFT_REPLIES])
 def test_hms(tmp_path: Path, mode: str) -> None:
     with misbehaving(mode) as port:
         catalog = f"{{type: hms, uri: 'thrift://127.0.0.1:{port}', timeout: {TIMEOUT}}}"
         # the timeout bounds the whole call once (it was doubled by the reconnect-and-retry)
         line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan", within=2 * TIMEOUT)
         assert "'local'" in line
+        if mode in THRIFT_REPLIES:  # a reply header, then bytes no metastore sends (issue 27.5)
+            assert f"listing databases failed: the answer of 127.0.0.1:{port} is not a Hive Metastore's" in line, line
+
+
+@pytest.mark.parametrize("body", [b'{"defaults": 5, "overrides": "x"}', b'{"endpoints": 5}', b'{"endpoints": [5]}',
+                                  b'{"endpoints": "GET /v1/config"}', b"<html>not json</html>"])
+def test_iceberg_rest_config_of_the_wrong_shapes(tmp_path: Path, body: bytes) -> None:
+    """/v1/config answers 200 with shapes the protocol does not allow: one line naming the
+    catalog and the field, never pyiceberg's TypeError or AttributeError (issue 27.5)."""
+    with misbehaving("json", body) as port:
+        catalog = f"{{type: iceberg-rest, uri: 'http://127.0.0.1:{port}', timeout: {TIMEOUT}}}"
+        line = _one_line_within(_repo(tmp_path, "sqlite:///.viewsync/s.db", catalog), "plan")
+    assert line.startswith(f"Error: catalog 'local': cannot connect to http://127.0.0.1:{port}: the server's answer "
+                           "is not a valid ConfigResponse: "), line
 
 
 @pytest.mark.parametrize("mode", [*SQL_MODES, "http500"])

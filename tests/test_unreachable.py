@@ -4,6 +4,7 @@ do not read catalogs (validate is offline, audit reads only the state store) suc
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import subprocess
 from pathlib import Path
@@ -85,3 +86,28 @@ def test_history_and_offline_commands(repo: Path, request: pytest.FixtureRequest
         res = run_cli(repo, *args)
         assert res.code == 0, res.text
         assert "unexpected" not in res.text
+
+
+@pytest.mark.parametrize(("url", "module", "package", "instead"), [
+    ("mysql://u:pw@127.0.0.1:1/db", "MySQLdb", "mysqlclient", "mysql+pymysql://"),
+    ("mariadb://u:pw@127.0.0.1:1/db", "MySQLdb", "mysqlclient", "mariadb+pymysql://"),
+    ("postgresql+psycopg2://u:pw@127.0.0.1:1/db", "psycopg2", "psycopg2-binary", "postgresql+psycopg://"),
+])
+@pytest.mark.parametrize("where", ["state", "managed", "jdbc"])
+def test_a_url_whose_driver_is_not_installed(tmp_path: Path, where: str, url: str, module: str, package: str,
+                                             instead: str) -> None:
+    """A SQLAlchemy URL naming a driver that is not installed (issue 27.5): one line naming the
+    state store or the catalog, the package to install and the installed driver's URL."""
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    (tmp_path / "views" / "down").mkdir(parents=True)
+    state = url if where == "state" else "sqlite:///.viewsync/state.db"
+    catalog = f"{{type: {where}, url: '{url}'}}" if where != "state" else "{type: managed, url: 'sqlite:///c.db'}"
+    (tmp_path / "viewsync.yaml").write_text(f"version: 1\nproject: p\nstate: '{state}'\ncatalogs:\n  down: {catalog}\n")
+    res = run_cli(tmp_path, "apply", "--auto-approve", "--allow-dirty")
+    assert res.code == 1 and res.out == "", res.text
+    named = "Error: cannot open the state store: " if where == "state" else "Error: catalog 'down'"
+    assert res.err.startswith(named) and res.err.count("\n") == 1, res.err
+    scheme = url.split("://")[0]
+    assert (f"the driver of {scheme}:// is not installed (no Python module '{module}'): pip install '{package}', "
+            f"or write the URL as {instead}..., whose driver is installed") in res.err, res.err

@@ -42,7 +42,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (
     Table,
 )
 from pydantic import Field
-from thrift.protocol import TBinaryProtocol
+from thrift.protocol import TBinaryProtocol, TProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
@@ -170,6 +170,30 @@ class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no t
         super().write(buff)
 
 
+class _NotAnAnswer(TProtocol.TProtocolException):  # type: ignore[misc]  # thrift has no type hints
+    """Bytes after a reply header that decode to no answer of the call."""
+
+
+class _Protocol(TBinaryProtocol.TBinaryProtocolAccelerated):  # type: ignore[misc]
+    """The accelerated binary protocol, whose C decoder reports bytes that are no valid struct
+    (what another Thrift service on the port answers) as TypeError ("Unexpected TType for skip"),
+    ValueError or OverflowError: made the protocol's own error. Only decoding is wrapped, and it
+    runs no code of ours."""
+
+    def __init__(self, trans: Any) -> None:
+        super().__init__(trans)
+        fast: Any = getattr(self, "_fast_decode", None)
+        if fast is None:  # no C extension: the pure-Python reader raises TProtocolException itself
+            return
+
+        def decode(*args: Any) -> Any:
+            try:
+                return fast(*args)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise _NotAnAnswer(TProtocol.TProtocolException.INVALID_DATA, str(exc)) from None
+        self._fast_decode = decode
+
+
 def _timed_out(exc: BaseException) -> bool:
     if isinstance(exc, TTransport.TTransportException):
         return bool(exc.type == TTransport.TTransportException.TIMED_OUT)
@@ -266,7 +290,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         transport.setHandle(sock)
         # thrift's C extension (fastbinary) decodes a 100-table read several times faster than the
         # pure-Python protocol; the accelerated class falls back to Python where it is missing.
-        protocol = TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TBufferedTransport(transport))
+        protocol = _Protocol(TTransport.TBufferedTransport(transport))
         return hmsclient.HMSClient(iprot=protocol)
 
     def _client(self) -> hmsclient.HMSClient:
@@ -297,6 +321,10 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                     if attempt == 2 or not retry:
                         raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
                                          f"{self.host}:{self.port} ({exc})") from None
+                except _NotAnAnswer as exc:
+                    self._drop_client()
+                    raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
+                                     f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
                 except TException as exc:
                     # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
                     self._drop_client()  # the protocol state may be out of step after an error

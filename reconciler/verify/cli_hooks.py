@@ -98,10 +98,17 @@ def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
     analysis = Analysis(world, planning.settings_of(ws.config))
     targets = {d for d in deps if d in after} | ({vid} if not dropped else set())
     result = analysis.run(targets, {d for d in deps if d not in after})
-    column_findings = {f.view for f in result.findings if f.code in ("column_type", "column_count",
-                                                                        "CANNOT_UP_CAST_DATATYPE")}
-    statuses = [vimpact.dependent_status(d, d in after, result.results.get(d) or analysis.live_results.get(d),
-                                         live.get(d), d in column_findings) for d in sorted(deps, key=ViewId.key)]
+    off = planning.column_findings(result)
+    now = {**analysis.live_results, **result.results}
+    if lv is not None and deps:
+        # Other declared changes may reach the dependents too (or be their own): compare each with
+        # this view as it is live, everything else as declared.
+        before, before_off = planning.with_old_input(world, analysis.settings, vid, lv, deps)
+        statuses = [vimpact.attributed_status(d, d in after, now.get(d), d in off, before.get(d), d in before_off)
+                    for d in sorted(deps, key=ViewId.key)]
+    else:
+        statuses = [vimpact.dependent_status(d, d in after, now.get(d), live.get(d), d in off)
+                    for d in sorted(deps, key=ViewId.key)]
     new_cols = None
     if not dropped:
         r = result.results.get(vid)

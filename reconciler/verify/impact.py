@@ -110,6 +110,29 @@ def dependent_status(vid: ViewId, declared: bool, result: ViewResult | None, liv
     return Dependent(vid, declared, "ok", "still resolves with the same output")
 
 
+def _broken(r: ViewResult | None) -> bool:
+    return r is None or r.status in ("error", "not_checked")
+
+
+def attributed_status(vid: ViewId, declared: bool, now: ViewResult | None, now_off: bool,
+                      before: ViewResult | None, before_off: bool) -> Dependent:
+    """A dependent's status caused by one input alone: its output with the input as planned (`now`)
+    against its output with the input as it is live (`before`), its own SQL the same in both, so a
+    dependent that changes itself is judged as its own action. `*_off`: its declared columns do
+    not match Spark's output."""
+    if _broken(now):
+        if _broken(before):
+            return Dependent(vid, declared, "ok", "does not resolve with the old input either (judged on its own)")
+        why = now.reason if now is not None and now.reason else "no longer resolves"
+        return Dependent(vid, declared, "broken", why)
+    if declared and now_off and not before_off:
+        return Dependent(vid, declared, "type_changed", "its declared columns no longer match Spark's output")
+    a, b = _sig(now.columns if now else None), _sig(before.columns if before and not _broken(before) else None)
+    if a is not None and b is not None and a != b:
+        return Dependent(vid, declared, "type_changed", "its output columns change")
+    return Dependent(vid, declared, "ok", "same output with the old and the new input")
+
+
 def impact_of(view: ViewId, before: list[Column] | None, after: list[Column] | None, dropped: bool,
               deps: list[Dependent]) -> Impact:
     change, breaking, detail = classify(before, after, dropped)

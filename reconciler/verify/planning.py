@@ -4,7 +4,9 @@ in the plan."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
@@ -17,7 +19,7 @@ from reconciler.secrets import redact
 from reconciler.verify import impact as vimpact
 from reconciler.verify import sources as vsources
 from reconciler.verify.analyze import Analysis, World
-from reconciler.verify.result import Verification
+from reconciler.verify.result import Verification, ViewResult
 from reconciler.verify.settings import SparkSettings
 
 
@@ -65,6 +67,28 @@ def live_views(snapshots: Mapping[tuple[str, str], SchemaSnapshot]) -> dict[View
     return {v.id: v for snap in snapshots.values() for v in snap.views.values()}
 
 
+COLUMN_CODES = ("column_type", "column_count", "CANNOT_UP_CAST_DATATYPE")
+
+
+def column_findings(result: Verification) -> set[ViewId]:
+    """Views whose declared columns do not match Spark's output."""
+    return {f.view for f in result.findings if f.code in COLUMN_CODES}
+
+
+def with_old_input(world: World, settings: SparkSettings, view: ViewId, old: LiveView | None,
+                   deps: Iterable[ViewId]) -> tuple[dict[ViewId, ViewResult], set[ViewId]]:
+    """Results of `deps` in `world` with `view` as it is live (absent when it is not): their own
+    SQL held fixed, so a difference from `world` is caused by `view` alone."""
+    declared = {v: s for v, s in world.declared.items() if v != view}
+    if old is not None:
+        declared[view] = old.spec
+    analysis = Analysis(dataclasses.replace(world, declared=declared), settings)
+    wanted = set(deps)
+    result = analysis.run({d for d in wanted if d in declared},
+                          {d for d in wanted if d not in declared and d in world.live})
+    return {**analysis.live_results, **result.results}, column_findings(result)
+
+
 def verify_plan(
     plan: Plan,
     rebuild: Callable[[Mapping[ViewId, ViewSpec]], Plan],
@@ -106,26 +130,39 @@ def verify_plan(
     pending = {d for ds in deps.values() for d in ds if d in filled and d not in result.results}
     live_subjects = {d for ds in deps.values() for d in ds if d not in filled and d not in dropped}
     live_results = dict(analysis.live_results)
+    planned = World(filled, decl.origin, texts, config.catalogs, srcs, still, schemas)
     if pending or live_subjects:
-        second = Analysis(World(filled, decl.origin, texts, config.catalogs, srcs, still, schemas),
-                          settings_of(config))
+        second = Analysis(planned, settings_of(config))
         more = second.run(pending, live_subjects)
         for vid, r in more.results.items():
             if vid not in result.results:
                 result.results[vid] = r
                 result.findings += [f for f in more.findings if f.view == vid]
         live_results.update(second.live_results)
-    column_findings = {f.view for f in result.findings if f.code in ("column_type", "column_count",
-                                                                        "CANNOT_UP_CAST_DATATYPE")}
+    off = column_findings(result)
+    # A dependent that changes itself, or reads another changed view, cannot be compared with what
+    # it is live: it is analysed once more with only this view as it is live.
+    themselves = {a.view for a in plan.actions if a.action in ("create", "update")}
+    reached = Counter(d for ds in deps.values() for d in ds)
     for vid in changed:
         lv = live.get(vid)
         after_result = result.results.get(vid)
         after = None
         if vid not in dropped and vid in filled:
             after = list(filled[vid].columns) or (after_result.columns if after_result else None)
-        ds = [vimpact.dependent_status(d, d in filled, result.results.get(d) or live_results.get(d),
-                                       live.get(d), d in column_findings)
-              for d in sorted(deps.get(vid, ()), key=ViewId.key)]
+        mine = deps.get(vid, set()) - dropped  # a view this plan drops no longer reads anything
+        unclear = {d for d in mine if d in themselves or reached[d] > 1}
+        before: dict[ViewId, ViewResult] = {}
+        before_off: set[ViewId] = set()
+        if unclear:
+            before, before_off = with_old_input(planned, settings_of(config), vid, lv, mine)
+        ds = []
+        for d in sorted(mine, key=ViewId.key):
+            now = result.results.get(d) or live_results.get(d)
+            if d in unclear:
+                ds.append(vimpact.attributed_status(d, d in filled, now, d in off, before.get(d), d in before_off))
+            else:
+                ds.append(vimpact.dependent_status(d, d in filled, now, live.get(d), d in off))
         imp = vimpact.impact_of(vid, list(lv.spec.columns) if lv else None, after, vid in dropped, ds)
         result.impact.append(imp)
         if imp.breaking and not allow_breaking:

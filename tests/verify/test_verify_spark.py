@@ -228,3 +228,49 @@ def test_missing_java_is_one_line(tmp_path: Path, command: str, java_on_path: bo
     line = res.err.strip()
     assert line.startswith("Error: Spark verification needs Java") and "install Java 17" in line, line
     assert "Traceback" not in line and "unexpected" not in line.lower() and "JAVA_GATEWAY" not in line, line
+
+
+def marts(base: str, reader: str | None) -> str:
+    text = f"catalog: local\nschema: marts\nviews:\n  - name: base\n    representations:\n" \
+           f"      - {{dialect: spark, sql: \"{base}\"}}\n"
+    if reader is not None:
+        text += f"  - name: reader\n    representations:\n      - {{dialect: spark, sql: \"{reader}\"}}\n"
+    return text
+
+
+def test_a_dependent_that_changes_itself_is_not_blamed_on_its_input(tmp_path: Path) -> None:
+    """Issue 27.2: base adds a column at the end while reader narrows its own SQL: reader's new
+    output is its own action, not base's breaking change. A break base causes is still reported,
+    whether or not reader changes too, and a reader the plan drops reads nothing."""
+    base = "SELECT order_id, customer_id, amount FROM sales.orders"
+    repo = make_repo(tmp_path, {"marts": marts(base, "SELECT order_id, amount FROM base")})
+    applied = run_cli(repo, "apply", "--spark", "--auto-approve")
+    assert applied.code == 0, applied.text
+    yaml_file = repo / "views" / "local" / "marts.yaml"
+
+    yaml_file.write_text(marts(base.replace(" FROM", ", name FROM"), "SELECT order_id FROM base"))
+    res = run_cli(repo, "plan", "--spark", "--format", "json")
+    assert res.code == 0, res.text
+    doc = json.loads(res.out)
+    assert not [e for e in doc["errors"] if e["code"] == "breaking_change"], doc["errors"]
+    imp = next(i for i in doc["verification"]["impact"] if i["view"]["name"] == "base")
+    assert imp["change"] == "columns_added" and not imp["breaking"], imp
+    assert [(d["view"]["name"], d["status"]) for d in imp["dependents"]] == [("reader", "ok")]
+    shown = run_cli(repo, "impact", "local.marts.base", "--format", "json")
+    assert shown.code == 0, shown.text
+    assert [d["status"] for d in json.loads(shown.out)["dependents"]] == ["ok"], shown.out
+
+    retyped = base.replace("amount", "CAST(amount AS string) AS amount")
+    for reader in ("SELECT order_id, amount FROM base", "SELECT amount FROM base"):  # as live; changed too
+        yaml_file.write_text(marts(retyped, reader))
+        res = run_cli(repo, "plan", "--spark", "--format", "json")
+        assert res.code == 1, res.text
+        errors = [e["message"] for e in json.loads(res.out)["errors"] if e["code"] == "breaking_change"]
+        assert len(errors) == 1 and errors[0].startswith("local.marts.base: breaking change (retyped: amount "), errors
+        assert "it is read by local.marts.reader (TYPE-CHANGED)" in errors[0], errors
+
+    yaml_file.write_text(marts(retyped, None))
+    res = run_cli(repo, "plan", "--spark", "--prune", "--allow-mass-drop", "--format", "json")
+    assert res.code == 0, res.text
+    imp = next(i for i in json.loads(res.out)["verification"]["impact"] if i["view"]["name"] == "base")
+    assert imp["dependents"] == [] and not imp["breaking"], imp

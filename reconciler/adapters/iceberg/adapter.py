@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from pyiceberg import exceptions as ice_exc
 from pyiceberg.catalog.rest import Capability, Endpoints, IdentifierKind, RestCatalog, ViewResponse
@@ -104,6 +104,21 @@ _UNKNOWN_STATE: tuple[type[BaseException], ...] = (
 )
 
 
+class _ConfigShape(BaseModel):
+    """The shapes of /v1/config's answer, checked before pyiceberg reads it: its model iterates
+    `endpoints` before validating it (5 raised TypeError, [5] AttributeError)."""
+
+    model_config = ConfigDict(title="ConfigResponse")  # what the error line names
+    defaults: dict[str, str] | None = None
+    overrides: dict[str, str] | None = None
+    endpoints: list[str] | None = None
+
+
+def _check_config(response: requests.Response, *args: Any, **kwargs: Any) -> None:
+    if response.ok and urlsplit(response.url).path.endswith("/v1/config"):
+        _ConfigShape.model_validate_json(response.content)  # PydanticValidationError: a protocol failure
+
+
 class _TimeoutRestCatalog(RestCatalog):
     """A RestCatalog whose every HTTP request has a wall-time limit, including the ones
     pyiceberg makes during construction (/v1/config, the OAuth2 token request)."""
@@ -121,6 +136,7 @@ class _TimeoutRestCatalog(RestCatalog):
     def _create_session(self) -> requests.Session:
         session = super()._create_session()
         use_deadline_pools(session)  # adapters mounted after _config_headers (SigV4)
+        session.hooks["response"].append(_check_config)
         return session
 
 

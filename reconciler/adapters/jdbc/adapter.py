@@ -35,6 +35,7 @@ from reconciler.adapters.base import AdapterError, Capabilities, CatalogAdapter,
 from reconciler.adapters.jdbc.dialects import DATABASES, Database, RawView
 from reconciler.adapters.jdbc.types import canonical_type, infer_missing
 from reconciler.adapters.options import CatalogOptions
+from reconciler.engines import missing_driver
 from reconciler.model import Column, LiveView, Representation, ViewId, ViewSpec
 from reconciler.timeouts import sql_connect_args
 
@@ -124,8 +125,10 @@ class JdbcAdapter(CatalogAdapter):
                 try:
                     engine = sa.create_engine(self.db.read_only_url(self._url), pool_pre_ping=True,
                                               connect_args=sql_connect_args(self._url))
-                except (sa.exc.SQLAlchemyError, ImportError) as exc:  # ImportError: no driver installed
+                except sa.exc.SQLAlchemyError as exc:
                     raise self._error("cannot open the database", exc) from None
+                except ImportError as exc:  # the dialect's driver: SQLAlchemy imports it here
+                    raise self._error("cannot open the database", missing_driver(self._url, exc)) from None
                 sa.event.listen(engine, "connect", _read_only_session(self.db))
                 self._engine = engine
             return self._engine
@@ -139,7 +142,7 @@ class JdbcAdapter(CatalogAdapter):
         """First line of the driver's message, redacted."""
         return self.redact(detail_of(exc))
 
-    def _error(self, what: str, exc: BaseException) -> AdapterError:
+    def _error(self, what: str, exc: BaseException | str) -> AdapterError:
         return self.error(f"catalog {self.name!r} ({self._safe_url()}): {what}: {detail_of(exc)}")
 
     # ------------------------------------------------------------ reading
