@@ -218,9 +218,9 @@ def raw_tables(db: str, n: int) -> list[Any]:
     """The Thrift tables viewsync writes for the same declarations (same encoder, same
     parameters, the filterable marker included; same_as_ours checks it in every run)."""
     from reconciler.adapters.base import Marker
-    from reconciler.adapters.hms import _stamp, to_thrift
-    from reconciler.formats import write_view
-    from reconciler.model import ViewId, ViewSpec
+    from reconciler.adapters.metastore.formats import write_view
+    from reconciler.adapters.metastore.hms import _stamp, to_thrift
+    from reconciler.core.model import ViewId, ViewSpec
 
     out = []
     for i in range(n):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from reconciler import deps, secrets
+from reconciler.core import deps, secrets
 
 
 def _time(fn, *args) -> float:  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from reconciler.plan import PlanOptions
+from reconciler.plan.planner import PlanOptions
 from reconciler.workspace import Workspace
 t_import = time.perf_counter()
 ws = Workspace.open(Path(sys.argv[1]), parallelism=int(sys.argv[2]))

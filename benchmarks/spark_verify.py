@@ -35,7 +35,7 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from reconciler.plan import PlanOptions
+from reconciler.plan.planner import PlanOptions
 from reconciler.verify import cli_hooks, planning, session
 from reconciler.workspace import Workspace
 root, mode = Path(sys.argv[1]), sys.argv[2]

@@ -14,7 +14,7 @@ import hashlib
 import statistics
 import time
 
-from reconciler.model import ViewSpec, canonical_bytes
+from reconciler.core.model import ViewSpec, canonical_bytes
 
 
 def make_specs(n: int, columns: int) -> list[ViewSpec]:

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reconciler.errors import UserError, ValidationFailed, ViewsyncError
-from reconciler.output import EventsFormat, LineageFormat, OutputFormat
-from reconciler.secrets import redact
+from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
+from reconciler.core.secrets import redact
+from reconciler.render.output import EventsFormat, LineageFormat, OutputFormat
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
 # no SQLAlchemy (unless a catalog needs it), no GitPython and no sqlglot.
 if TYPE_CHECKING:
-    from reconciler.declarations import Declarations
+    from reconciler.core.gitinfo import GitInfo
+    from reconciler.core.model import ViewId
     from reconciler.events.dispatch import Emitter
-    from reconciler.gitinfo import GitInfo
-    from reconciler.model import ViewId
-    from reconciler.plan import Action, Plan, PlanOptions
+    from reconciler.plan.planner import Action, Plan, PlanOptions
+    from reconciler.source.declarations import Declarations
     from reconciler.workspace import Workspace
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -123,7 +123,7 @@ def _open(ctx: typer.Context) -> Workspace:
 
 
 def _declarations(ws: Workspace, ref: str | None) -> Declarations:
-    from reconciler import gitsrc
+    from reconciler.source import gitsrc
 
     if ref:
         return ws.declarations(gitsrc.files_at(ws.root, ref))
@@ -132,8 +132,8 @@ def _declarations(ws: Workspace, ref: str | None) -> Declarations:
 
 def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None, prune: bool = False,
              adopt: bool = False, allow_mass_drop: bool = False) -> PlanOptions:
-    from reconciler.plan import PlanScope
-    from reconciler.scope import plan_options
+    from reconciler.plan.planner import PlanScope
+    from reconciler.plan.scope import plan_options
 
     return plan_options(ws.config, PlanScope(catalogs=tuple(catalog or ()), select=tuple(select or ()),
                                              prune=prune, adopt=adopt, allow_mass_drop=allow_mass_drop))
@@ -150,8 +150,8 @@ def validate(
                                                 "into views that omit them.")] = False,
 ) -> None:
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
-    from reconciler import validity
     from reconciler.access import hooks as access_hooks
+    from reconciler.plan import validity
 
     ws = _open(ctx)
     if spark:
@@ -205,10 +205,12 @@ def plan(
     ws = _open(ctx)
     if ref is None:
         ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import gitsrc, render, validity
     from reconciler.access import hooks as access_hooks
     from reconciler.access.security import notes as security_notes
-    from reconciler.yaml_changes import declaration_changes
+    from reconciler.plan import validity
+    from reconciler.plan.yaml_changes import declaration_changes
+    from reconciler.render import plan as render
+    from reconciler.source import gitsrc
 
     decl = _declarations(ws, ref)
     info = gitsrc.info(ws.root, ref)
@@ -242,7 +244,8 @@ def _plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
 def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A saved plan.")],
          fmt: Format = OutputFormat.TEXT) -> None:
     """Render a saved plan."""
-    from reconciler import render, saved_plan
+    from reconciler.plan import saved as saved_plan
+    from reconciler.render import plan as render
 
     saved = saved_plan.load(plan_file)
     out(ctx, render.render(saved, fmt, _g(ctx).color))
@@ -269,10 +272,13 @@ def apply(
     ws = _open(ctx)
     if plan_file is None:
         ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import gitsrc, render, saved_plan, validity
     from reconciler.access import hooks as access_hooks
-    from reconciler.apply import apply_plan, repair_before_plan
+    from reconciler.apply.run import apply_plan, repair_before_plan
     from reconciler.events.commands import open_emitter
+    from reconciler.plan import saved as saved_plan
+    from reconciler.plan import validity
+    from reconciler.render import plan as render
+    from reconciler.source import gitsrc
 
     dirty = gitsrc.dirty_paths(ws.root)
     if dirty and not allow_dirty:
@@ -351,7 +357,7 @@ def drift(
     """Report where live catalogs differ from declarations; exit 2 on drift."""
     ws = _open(ctx)
     ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler import drift as drift_mod
+    from reconciler.plan import drift as drift_mod
 
     decl = ws.declarations()
     opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
@@ -369,7 +375,7 @@ def drift(
 
 
 def _parse_view(text: str) -> ViewId:
-    from reconciler.model import ViewId
+    from reconciler.core.model import ViewId
 
     try:
         return ViewId.parse(text)
@@ -381,7 +387,7 @@ def _parse_view(text: str) -> ViewId:
 def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalog.schema.view")],
             fmt: Format = OutputFormat.TEXT) -> None:
     """Versions of a view: ours (with commit, actor, time) and the catalog's native ones."""
-    from reconciler import history as history_mod
+    from reconciler.state import history as history_mod
 
     ws = _open(ctx)
     vid = _parse_view(view)
@@ -402,7 +408,7 @@ def audit(
     fmt: Format = OutputFormat.TEXT,
 ) -> None:
     """The audit trail: one row per attempted action."""
-    from reconciler import history as history_mod
+    from reconciler.state import history as history_mod
 
     ws = _open(ctx)
     state = ws.state(create=False)
@@ -426,9 +432,9 @@ def events(
     fmt: Annotated[EventsFormat, typer.Option("--format", "-f", help="Output format.")] = EventsFormat.TEXT,
 ) -> None:
     """List events from the outbox with each sink's delivery state."""
-    from reconciler import history as history_mod
     from reconciler.events import commands as event_cmds
     from reconciler.events import outbox
+    from reconciler.state import history as history_mod
 
     if ctx.invoked_subcommand:
         return
@@ -481,7 +487,7 @@ def import_(
                                                            "Spark verifier) instead of views.")] = False,
 ) -> None:
     """Write YAML declarations for the views that exist in a catalog."""
-    from reconciler.importer import import_catalog
+    from reconciler.source.importer import import_catalog
 
     if sources:
         from reconciler.verify import cli_hooks

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
-from reconciler.config import VIEWS_DIR, Config, load_config
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
+from reconciler.source.config import VIEWS_DIR, Config, load_config
 
 # Declarations and planning load while a prefetch reads the catalogs (see Workspace.prefetch).
 if TYPE_CHECKING:
-    from reconciler import declarations as decl_mod
-    from reconciler.gitinfo import GitInfo
-    from reconciler.plan import Plan, PlanOptions
-    from reconciler.state import StateStore
+    from reconciler.core.gitinfo import GitInfo
+    from reconciler.plan.planner import Plan, PlanOptions
+    from reconciler.source import declarations as decl_mod
+    from reconciler.state.store import StateStore
 
 Snapshots = dict[tuple[str, str], SchemaSnapshot]
 
@@ -133,7 +133,7 @@ class Workspace:
         if self._state is None or (create and not self._state.ready):
             if self._state is not None:
                 self._state.close()
-            from reconciler.state import StateStore  # SQLAlchemy loads only for commands that use the store
+            from reconciler.state.store import StateStore  # SQLAlchemy loads only for commands that use the store
 
             self._state = StateStore(self.config.state_url, create=create)
         return self._state
@@ -151,7 +151,7 @@ class Workspace:
 
     # ---------------------------------------------------------- declarations
     def declarations(self, files: decl_mod.Files | None = None) -> decl_mod.Declarations:
-        from reconciler import declarations as decl_mod
+        from reconciler.source import declarations as decl_mod
 
         with bulk_objects():
             return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
@@ -269,7 +269,7 @@ class Workspace:
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
              git: GitInfo | None = None) -> tuple[Plan, Snapshots]:
-        from reconciler.plan import build_plan
+        from reconciler.plan.planner import build_plan
 
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
@@ -278,7 +278,7 @@ class Workspace:
             plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
                               self.declarations_digest(decl, opts), git)
             self._plan_schema_owners(plan, decl, opts, catalogs)
-        from reconciler import validity
+        from reconciler.plan import validity
 
         validity.locate(plan, decl)
         return plan, snapshots
@@ -290,7 +290,7 @@ class Workspace:
         declared = {k: v for k, v in decl.schema_owners.items() if k[0] in catalogs}
         if not declared or opts.select:
             return
-        from reconciler import schema_owners
+        from reconciler.apply import schema_owners
 
         plan.schema_owners, notes = schema_owners.plan_changes(declared, self.adapter, set(catalogs))
         plan.warnings.extend(notes)
@@ -306,7 +306,7 @@ class Workspace:
 
     def declarations_digest(self, decl: decl_mod.Declarations, opts: PlanOptions) -> str:
         """Digest of the declarations a plan with these options covers (saved plans compare it)."""
-        from reconciler.plan import selected
+        from reconciler.plan.planner import selected
 
         catalogs = set(self.catalogs_in_scope(opts))
         return decl.digest(v for v in decl.views if v.catalog in catalogs and selected(v, opts))

@@ -101,7 +101,7 @@ def _every_plan_validates_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> No
     show) must match reconciler/schemas/plan.schema.json and load back to the same plan."""
     import jsonschema
 
-    from reconciler.plan_model import Plan
+    from reconciler.plan.model import Plan
 
     schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
     original = Plan.to_json

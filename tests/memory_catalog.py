@@ -18,7 +18,7 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
-from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.core.model import LiveView, ViewId, ViewSpec
 
 
 @dataclass

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.apply import apply_plan
-from reconciler.config import load_config
-from reconciler.gitinfo import GitInfo
-from reconciler.model import ViewId
-from reconciler.state import StateStore
+from reconciler.apply.run import apply_plan
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import ViewId
+from reconciler.source.config import load_config
+from reconciler.state.store import StateStore
 from reconciler.workspace import Workspace
 from tests.memory_catalog import MemoryCatalog
 from tests.test_planner import plan, spec

@@ -12,7 +12,7 @@ import pytest
 
 from reconciler.adapters import REGISTRY, adapter_class
 from reconciler.adapters.options import deprecated_options
-from reconciler.config import schema_document
+from reconciler.source.config import schema_document
 from tests.conftest import ROOT, run_cli
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler import formats
-from reconciler.adapters.glue import codec as glue_codec
-from reconciler.adapters.glue import legacy_codec
-from reconciler.formats.params import COLUMN_COMMENT_LIMIT
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.adapters.metastore import formats
+from reconciler.adapters.metastore.formats.params import COLUMN_COMMENT_LIMIT
+from reconciler.adapters.metastore.glue import codec as glue_codec
+from reconciler.adapters.metastore.glue import legacy_codec
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 VIEW = ViewId("c", "db", "v")
 

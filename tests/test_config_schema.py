@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from reconciler.adapters.glue import adapter as glue
 from reconciler.adapters.iceberg import adapter as iceberg
+from reconciler.adapters.metastore.glue import adapter as glue
 from tests.conftest import ROOT
 
 SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "config.schema.json").read_text())

@@ -40,8 +40,8 @@ def wrap(cls, name):
         return result
     setattr(cls, name, wrapped)
 
-from reconciler.state import StateStore
-from reconciler.adapters.managed import ManagedAdapter
+from reconciler.state.store import StateStore
+from reconciler.adapters.managed.adapter import ManagedAdapter
 for name in ("acquire_lock", "start_run", "audit_start", "audit_starts", "finish_action", "finish_actions",
              "record_version", "finish_run", "release_lock"):
     wrap(StateStore, name)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler import types as t
-from reconciler.formats import codec
-from reconciler.formats import spark as spark_fmt
-from reconciler.formats.common import FormatError
-from reconciler.formats.table import TableDesc
-from reconciler.model import Column, Representation, ViewSpec
+from reconciler.adapters.metastore.formats import codec
+from reconciler.adapters.metastore.formats import spark as spark_fmt
+from reconciler.adapters.metastore.formats.common import FormatError
+from reconciler.adapters.metastore.formats.table import TableDesc
+from reconciler.core import coltypes as t
+from reconciler.core.model import Column, Representation, ViewSpec
 from tests.conftest import run_cli
 from tests.test_hostile_input import GOOD, assert_rejected, write
 
@@ -96,16 +96,16 @@ def test_beyond_the_bound_is_one_clear_error() -> None:
     deep = t.MAX_DEPTH + 1
     for target, text in [("hive", nested_array(deep)), ("trino", "array(" * deep + "integer" + ")" * deep),
                          ("flink", "ARRAY<" * deep + "INT" + ">" * deep)]:
-        with pytest.raises(t.TypeError_, match=f"nested deeper than {t.MAX_DEPTH} levels"):
+        with pytest.raises(t.ColumnTypeError, match=f"nested deeper than {t.MAX_DEPTH} levels"):
             PARSE[target](text)
     ice: Any = "int"
     spark: Any = "integer"
     for _ in range(deep):
         ice = {"type": "list", "element-id": 1, "element": ice, "element-required": False}
         spark = {"type": "array", "elementType": spark, "containsNull": True}
-    with pytest.raises(t.TypeError_, match="nested deeper than"):
+    with pytest.raises(t.ColumnTypeError, match="nested deeper than"):
         t.from_iceberg(ice)
-    with pytest.raises(t.TypeError_, match="nested deeper than"):
+    with pytest.raises(t.ColumnTypeError, match="nested deeper than"):
         t.from_spark(spark)
 
 

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.types import MAX_DEPTH
+from reconciler.core.coltypes import MAX_DEPTH
 from tests.conftest import run_cli
 
 COMMANDS = (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"], ["drift"])

@@ -128,7 +128,7 @@ def test_apply_refuses_a_dirty_tree(git_repo: Path) -> None:
 
 
 def test_dirty_paths_names_every_kind_of_uncommitted_declaration(git_repo: Path) -> None:
-    from reconciler.gitsrc import dirty_paths
+    from reconciler.source.gitsrc import dirty_paths
 
     assert dirty_paths(git_repo) == []
     (git_repo / "notes.txt").write_text("not a declaration\n")  # outside views/ and the config: ignored
@@ -143,7 +143,7 @@ def test_dirty_paths_names_every_kind_of_uncommitted_declaration(git_repo: Path)
 
 
 def test_dirty_paths_in_a_subdirectory_and_before_the_first_commit(tmp_path: Path) -> None:
-    from reconciler.gitsrc import dirty_paths
+    from reconciler.source.gitsrc import dirty_paths
 
     root = tmp_path / "repo" / "warehouse"
     (root / "views" / "c").mkdir(parents=True)
@@ -301,9 +301,9 @@ def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: 
 def _dead_holder(repo: Path, host: str | None = None) -> tuple[str, str]:
     """A lock and a `running` run left by a process of `host` (default: this one) that is gone:
     (run id, holder)."""
-    from reconciler.config import load_config
-    from reconciler.lockholder import process_start
-    from reconciler.state import GitInfo, StateStore
+    from reconciler.apply.lockholder import process_start
+    from reconciler.source.config import load_config
+    from reconciler.state.store import GitInfo, StateStore
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     start = None
@@ -361,8 +361,8 @@ def test_lock_timeout_waits_for_the_holder(git_repo: Path) -> None:
     import threading
     import time
 
-    from reconciler.config import load_config
-    from reconciler.state import GitInfo, StateStore
+    from reconciler.source.config import load_config
+    from reconciler.state.store import GitInfo, StateStore
 
     state = StateStore(load_config(git_repo).state_url)
     other = state.start_run("demo-analytics", "apply", "other", GitInfo(), None, None)

@@ -1,4 +1,4 @@
-"""Group commit (reconciler.group_commit) on the real SQLite and PostgreSQL state
+"""Group commit (reconciler.state.group_commit) on the real SQLite and PostgreSQL state
 stores: transactions asked for while another is written share one commit, each caller
 returns only once its own work is committed, and one member's failure is its own."""
 
@@ -14,10 +14,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from reconciler.engines import create_engine
-from reconciler.group_commit import GroupCommit
-from reconciler.model import ViewId
-from reconciler.state import GitInfo, StateStore, audit
+from reconciler.core.model import ViewId
+from reconciler.state.engines import create_engine
+from reconciler.state.group_commit import GroupCommit
+from reconciler.state.store import GitInfo, StateStore, audit
 
 meta = sa.MetaData()
 rows = sa.Table("gc_rows", meta, sa.Column("k", sa.Integer, primary_key=True))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import deps
-from reconciler.types import MAX_DEPTH
+from reconciler.core import deps
+from reconciler.core.coltypes import MAX_DEPTH
 from tests.conftest import run_cli
 
 COMMANDS = (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"], ["drift"])

@@ -12,8 +12,8 @@ import pytest
 import requests
 
 from reconciler.adapters.deadline import bound_requests
-from reconciler.adapters.glue.adapter import GlueAdapter
-from reconciler.errors import AdapterError
+from reconciler.adapters.metastore.glue.adapter import GlueAdapter
+from reconciler.core.errors import AdapterError
 from tests.conftest import run_cli
 from tests.misbehaving import MODES, THRIFT_REPLIES, misbehaving
 

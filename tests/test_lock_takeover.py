@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.lockholder import holder_string, is_dead, parse, process_start
-from reconciler.state import GitInfo, LockHeld, StateStore
+from reconciler.apply.lockholder import holder_string, is_dead, parse, process_start
+from reconciler.state.store import GitInfo, LockHeld, StateStore
 
 LOCK = "apply:p"
 HOST = socket.gethostname()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 
 def _spec(**kw: object) -> ViewSpec:

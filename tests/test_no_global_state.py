@@ -9,8 +9,8 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from reconciler.config import load_config
-from reconciler.secrets import redact
+from reconciler.core.secrets import redact
+from reconciler.source.config import load_config
 from tests.conftest import PG_ADMIN_URL, run_cli
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reconciler.gitinfo import GitInfo
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanErrorCode, PlanOptions, YamlChange, build_plan
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.planner import Plan, PlanErrorCode, PlanOptions, YamlChange, build_plan
 from tests.conftest import ROOT, run_cli
 from tests.memory_catalog import MemoryCatalog
 

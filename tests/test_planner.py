@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.base import SchemaSnapshot
-from reconciler.apply import stale_actions
-from reconciler.drift import classify
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanErrorCode, PlanOptions, build_plan
+from reconciler.apply.run import stale_actions
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.drift import classify
+from reconciler.plan.planner import Plan, PlanErrorCode, PlanOptions, build_plan
 from tests.memory_catalog import MemoryCatalog
 
 DIGEST = "sha256:" + "0" * 64

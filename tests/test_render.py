@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reconciler.model import ViewId
-from reconciler.plan import Action, Change, Plan
-from reconciler.render import GITHUB_COMMENT_LIMIT, markdown, text
+from reconciler.core.model import ViewId
+from reconciler.plan.planner import Action, Change, Plan
+from reconciler.render.plan import GITHUB_COMMENT_LIMIT, markdown, text
 
 
 def _big_plan(n: int) -> Plan:
@@ -35,7 +35,7 @@ def test_text_plan_shows_sql_diff_lines() -> None:
 
 
 def test_column_changes_are_listed_per_column() -> None:
-    from reconciler.render import column_changes
+    from reconciler.render.plan import column_changes
 
     before = [{"name": "id", "type": "bigint", "comment": None}, {"name": "old", "type": "int", "comment": None}]
     after = [{"name": "id", "type": "int", "comment": "key"}, {"name": "amount", "type": "decimal(18,2)",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
-from reconciler.model import (
+from reconciler.core.model import (
     Column,
     Representation,
     ViewSpec,

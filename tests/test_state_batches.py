@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from reconciler.core.model import ViewId
 from reconciler.events import model, outbox
-from reconciler.model import ViewId
-from reconciler.state import GitInfo, Outcome, PendingAction, StateStore, VersionRecord, audit
+from reconciler.state.store import GitInfo, Outcome, PendingAction, StateStore, VersionRecord, audit
 
 
 def _pending(seq: int, view: ViewId) -> PendingAction:

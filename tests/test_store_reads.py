@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.adapters.base import Marker, WriteContext
-from reconciler.adapters.managed import TABLES, ManagedAdapter
-from reconciler.errors import AdapterError
-from reconciler.model import Column, Representation, ViewId, ViewSpec
-from reconciler.store_reads import EngineReads, SqliteFileReads, sqlite_file
+from reconciler.adapters.managed.adapter import TABLES, ManagedAdapter
+from reconciler.core.errors import AdapterError
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
+from reconciler.state.store_reads import EngineReads, SqliteFileReads, sqlite_file
 from tests.conftest import modules_loaded, run_cli
 
 
@@ -25,7 +25,7 @@ def test_only_plain_sqlite_file_urls_skip_sqlalchemy() -> None:
 
 
 def test_the_table_names_are_the_stores() -> None:
-    from reconciler.adapters.managed_tables import metadata
+    from reconciler.adapters.managed.tables import metadata
 
     assert set(TABLES) == set(metadata.tables)
 

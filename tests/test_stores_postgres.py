@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from reconciler.adapters.base import ConflictError, Marker, WriteContext
-from reconciler.adapters.managed import ManagedAdapter
-from reconciler.model import Representation, ViewId, ViewSpec
-from reconciler.state import LockHeld, StateStore
+from reconciler.adapters.managed.adapter import ManagedAdapter
+from reconciler.core.model import Representation, ViewId, ViewSpec
+from reconciler.state.store import LockHeld, StateStore
 from tests.conftest import run_cli
 
 
@@ -34,7 +34,7 @@ def test_managed_catalog_versions_on_postgres(pg_url: str) -> None:
 
 
 def test_state_store_and_lock_on_postgres(pg_url: str) -> None:
-    from reconciler.state import GitInfo
+    from reconciler.state.store import GitInfo
 
     state = StateStore(pg_url)
     run = state.start_run("p", "apply", "alice", GitInfo(commit="abc"), None, None)

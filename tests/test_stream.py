@@ -1,4 +1,4 @@
-"""Apply's streamed waves (reconciler.stream): the records thread begins actions in
+"""Apply's streamed waves (reconciler.apply.stream): the records thread begins actions in
 batches ahead of the writers and ends their results in batches. What apply relies on:
 no catalog write before its pending row is committed, every begun action ended exactly
 once, the first failure stops the run, a records failure stops the writers and is
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from reconciler.stream import stream
+from reconciler.apply.stream import stream
 
 SKIPPED = "not attempted: an earlier action failed"
 

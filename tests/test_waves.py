@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Action
-from reconciler.waves import waves
+from reconciler.apply.waves import waves
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.planner import Action
 
 
 def _action(kind: str, name: str, sql: str) -> Action:

@@ -11,7 +11,7 @@ import jsonschema
 import sqlalchemy as sa
 import yaml
 
-from reconciler.adapters.managed_tables import view_meta
+from reconciler.adapters.managed.tables import view_meta
 from tests.conftest import ROOT, run_cli
 
 PLAN_SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
@@ -109,8 +109,8 @@ def test_mass_drop_guard(sample_repo: Path) -> None:
 def _insert_foreign_view(repo: Path, schema: str, name: str, managed_by: str | None, sql: str) -> None:
     """A view written into the store by someone else (no marker, or another project's)."""
     from reconciler.adapters.base import Marker, WriteContext
-    from reconciler.adapters.managed import ManagedAdapter
-    from reconciler.model import Representation, ViewId, ViewSpec
+    from reconciler.adapters.managed.adapter import ManagedAdapter
+    from reconciler.core.model import Representation, ViewId, ViewSpec
 
     url = f"sqlite:///{repo / '.viewsync' / 'catalog.db'}"
     (repo / ".viewsync").mkdir(exist_ok=True)
@@ -254,8 +254,8 @@ def test_drift_detects_out_of_band_edit(sample_repo: Path) -> None:
 
 def test_fetch_warnings_reach_the_plan() -> None:
     from reconciler.adapters.base import SchemaSnapshot
-    from reconciler.adapters.managed import ManagedAdapter
-    from reconciler.plan import PlanOptions, build_plan
+    from reconciler.adapters.managed.adapter import ManagedAdapter
+    from reconciler.plan.planner import PlanOptions, build_plan
 
     adapter = ManagedAdapter("local", {"url": "sqlite:///:memory:"})
     snap = SchemaSnapshot("local", "s", warnings=["local.s.odd: cannot be read (unknown type 'variant')"])
@@ -302,7 +302,7 @@ def test_case_sensitive_catalog_never_matches_another_case(sample_repo: Path) ->
 
 
 def test_fetch_reports_progress_per_schema(sample_repo: Path) -> None:
-    from reconciler.plan import PlanOptions
+    from reconciler.plan.planner import PlanOptions
     from reconciler.workspace import Workspace
 
     seen: list[tuple[int, int]] = []
@@ -318,7 +318,7 @@ def test_backend_failure_mid_apply_loses_nothing_and_rerun_converges(sample_repo
     # The catalog starts refusing one write, as a full disk or a broken connection would.
     (sample_repo / ".viewsync").mkdir()
     con = sqlite3.connect(sample_repo / ".viewsync" / "catalog.db")
-    from reconciler.adapters.managed_tables import metadata
+    from reconciler.adapters.managed.tables import metadata
 
     engine = sa.create_engine(f"sqlite:///{sample_repo / '.viewsync' / 'catalog.db'}")
     metadata.create_all(engine)
@@ -350,9 +350,9 @@ def test_backend_failure_mid_apply_loses_nothing_and_rerun_converges(sample_repo
 
 def test_dialect_the_catalog_cannot_store_is_a_plan_error() -> None:
     from reconciler.adapters.base import Capabilities, SchemaSnapshot
-    from reconciler.adapters.managed import ManagedAdapter
-    from reconciler.model import Representation, ViewId, ViewSpec
-    from reconciler.plan import PlanOptions, build_plan
+    from reconciler.adapters.managed.adapter import ManagedAdapter
+    from reconciler.core.model import Representation, ViewId, ViewSpec
+    from reconciler.plan.planner import PlanOptions, build_plan
 
     class SparkOnly(ManagedAdapter):  # a managed store restricted to one dialect
         @property

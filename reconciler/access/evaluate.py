@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reconciler.access.model import AccessPolicy, Privilege, Securable, norm
-from reconciler.model import ViewId
+from reconciler.core.model import ViewId
 
 _NAME_EMAIL = re.compile(r"^\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+)>\s*$")
 

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from reconciler.access.evaluate import Identity
-from reconciler.errors import UserError
-from reconciler.gitsrc import open_repo, repo_prefix, run_git
+from reconciler.core.errors import UserError
+from reconciler.source.gitsrc import open_repo, repo_prefix, run_git
 
 
 def prefix(root: Path) -> str:

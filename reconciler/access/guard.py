@@ -11,17 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reconciler import sql as vsql
 from reconciler.access.evaluate import Denial, Identity, denials, holds, policy_change_denial
 from reconciler.access.model import AccessPolicy, Privilege, Securable
-from reconciler.errors import UserError
-from reconciler.gitinfo import GitInfo
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Action, Plan, PlanError, PlanErrorCode, dependencies
-from reconciler.plan_model import SchemaOwnerChange
+from reconciler.core import sql as vsql
+from reconciler.core.errors import UserError
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.model import SchemaOwnerChange
+from reconciler.plan.planner import Action, Plan, PlanError, PlanErrorCode, dependencies
 
 if TYPE_CHECKING:  # a plan checks access without opening (or importing) the state store
-    from reconciler.state import StateStore
+    from reconciler.state.store import StateStore
 
 NOT_PERMITTED = PlanErrorCode.NOT_PERMITTED
 NO_POLICY = "no access policy: everyone may change every view"
@@ -131,7 +131,7 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
            found: list[tuple[Subject, Denial]]) -> NotPermitted:
     """Record a refused apply: a run with outcome 'refused' and one audit row per action
     ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
-    # Never marked running: a running apply is one that holds the lock (reconciler.repair).
+    # Never marked running: a running apply is one that holds the lock (reconciler.apply.repair).
     run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
                              outcome="refused")
     reasons: dict[int, list[str]] = {}

@@ -10,11 +10,11 @@ from reconciler.access import codeowners, gitauthors, guard
 from reconciler.access.evaluate import Identity
 from reconciler.access.load import ACCESS_FILE, from_texts, load
 from reconciler.access.model import AccessPolicy
-from reconciler.config import CONFIG_NAME
-from reconciler.errors import Problem
-from reconciler.gitinfo import GitInfo
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan
+from reconciler.core.errors import Problem
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.planner import Plan
+from reconciler.source.config import CONFIG_NAME
 
 
 def _config_rel(root: Path, config_path: Path) -> str:
@@ -75,7 +75,7 @@ def check_apply(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config
     who = guard.Who(gitauthors.actor(actor, root), guard.authors_of(plan.access))
     found = guard.check(plan, views, policy, who)
     if found:
-        from reconciler.state import StateStore  # only a refusal writes to the store
+        from reconciler.state.store import StateStore  # only a refusal writes to the store
 
         state = StateStore(state_url)
         try:

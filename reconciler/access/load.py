@@ -11,11 +11,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reconciler import yamlsrc
 from reconciler.access.model import CHECKED_ON, DEPTH, AccessPolicy, Grant, Group, Level, Pattern, Privilege
-from reconciler.config import schema_document, schema_problems
-from reconciler.errors import Problem, ValidationFailed
-from reconciler.model import digest_of
+from reconciler.core.errors import Problem, ValidationFailed
+from reconciler.core.model import digest_of
+from reconciler.source import yamlsrc
+from reconciler.source.config import schema_document, schema_problems
 
 ACCESS_FILE = "access.yaml"
 SCHEMA_FILE = "access.schema.json"

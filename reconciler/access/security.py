@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.plan import Plan
+from reconciler.plan.planner import Plan
 
 # (catalog type, engine format option value or None) -> the modes an engine enforces there
 _ENFORCED: dict[tuple[str, str | None], frozenset[str]] = {

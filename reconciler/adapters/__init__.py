@@ -15,10 +15,10 @@ from typing import Any
 from reconciler.adapters.base import AdapterError, CatalogAdapter
 
 REGISTRY: dict[str, str] = {
-    "managed": "reconciler.adapters.managed:ManagedAdapter",
+    "managed": "reconciler.adapters.managed.adapter:ManagedAdapter",
     "iceberg-rest": "reconciler.adapters.iceberg:IcebergRestAdapter",
-    "hms": "reconciler.adapters.hms:HiveMetastoreAdapter",
-    "glue": "reconciler.adapters.glue:GlueAdapter",
+    "hms": "reconciler.adapters.metastore.hms:HiveMetastoreAdapter",
+    "glue": "reconciler.adapters.metastore.glue:GlueAdapter",
     "jdbc": "reconciler.adapters.jdbc:JdbcAdapter",
 }
 

@@ -31,21 +31,29 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from reconciler import secrets
-from reconciler import types as vtypes
 from reconciler.adapters.options import CatalogOptions
+from reconciler.core import coltypes, secrets
 
 # The contract's exceptions, re-exported for adapters.
-from reconciler.errors import AdapterError as AdapterError
-from reconciler.errors import ConflictError as ConflictError
-from reconciler.errors import DecodeError as DecodeError
-from reconciler.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec
+from reconciler.core.errors import AdapterError as AdapterError
+from reconciler.core.errors import ConflictError as ConflictError
+from reconciler.core.errors import DecodeError as DecodeError
+from reconciler.core.model import (
+    MANAGED_BY,
+    SPEC_DIGEST,
+    AdapterHandle,
+    Column,
+    LiveView,
+    Representation,
+    ViewId,
+    ViewSpec,
+)
 
 Strategy = Literal["managed", "delegate", "format-aware", "read-only"]
 
 # What decoding catalog content may raise: our decoders' error, or the model / the type
 # grammar rejecting a value the catalog holds. Adapters catch exactly these when reading.
-DECODE_FAILURES: tuple[type[Exception], ...] = (DecodeError, ValidationError, vtypes.TypeError_)
+DECODE_FAILURES: tuple[type[Exception], ...] = (DecodeError, ValidationError, coltypes.ColumnTypeError)
 
 H = TypeVar("H", bound=AdapterHandle)
 C = TypeVar("C")
@@ -206,12 +214,12 @@ class CatalogAdapter(ABC):
     # ------------------------------------------------------------ redaction & errors
     def secret_values(self) -> Iterable[str]:
         """Option values of this catalog that must never be shown (tokens, passwords...),
-        beyond what `reconciler.secrets` already masks (environment values, URL passwords)."""
+        beyond what `reconciler.core.secrets` already masks (environment values, URL passwords)."""
         return ()
 
     def redact(self, text: str) -> str:
         """The one redactor of adapter output: this catalog's secrets, then everything
-        `reconciler.secrets.redact` masks."""
+        `reconciler.core.secrets.redact` masks."""
         for secret in self._secrets:
             text = text.replace(secret, secrets.MASK)
         return secrets.redact(text)
@@ -319,7 +327,7 @@ class CatalogAdapter(ABC):
         a view that is already gone is not an error, so a re-run converges."""
         raise self.error(self.read_only_message(live.id))
 
-    # Schema owners (reconciler.schema_owners): only catalogs that keep one (KEEPS_SCHEMA_OWNER)
+    # Schema owners (reconciler.apply.schema_owners): only catalogs that keep one (KEEPS_SCHEMA_OWNER)
     # implement these; callers check the capability first, so the default is a plain AdapterError.
     KEEPS_SCHEMA_OWNER: ClassVar[bool] = False
 

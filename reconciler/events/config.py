@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reconciler.config import Config
 from reconciler.events.openlineage import catalog_namespace
 from reconciler.events.sinks import CommandSink, OpenLineageSink, Sink, WebhookSink, command_argv
+from reconciler.source.config import Config
 
 
 def build_sinks(config: Config, root: Path) -> list[Sink]:

@@ -18,10 +18,10 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, Engine
 
+from reconciler.core.secrets import redact
 from reconciler.events import model, outbox
 from reconciler.events.lineage import KnownColumns, lineage_of_spec
 from reconciler.events.sinks import CommandSink, DeliveryError, Sink
-from reconciler.secrets import redact
 
 Log = Callable[[str], None]
 
@@ -73,7 +73,7 @@ class Emitter:
                       error: str | None = None, repaired: bool = False) -> dict[str, Any]:
         """The post-event of the action `pre` announced: the same data (already masked, lineage
         included) with the outcome. Only what is new is masked: the error. `repaired`: the outcome
-        was found by a later apply (reconciler.repair), the announcing process having died."""
+        was found by a later apply (reconciler.apply.repair), the announcing process having died."""
         data = dict(pre["data"])
         data["outcome"] = outcome
         if error is not None:

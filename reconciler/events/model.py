@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.secrets import may_need_redaction, redact
+from reconciler.core.secrets import may_need_redaction, redact
 
 SPECVERSION = "1.0"
 POST_TYPES = {"create": "view.created", "update": "view.updated", "drop": "view.dropped", "adopt": "view.adopted"}

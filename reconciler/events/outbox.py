@@ -18,8 +18,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from reconciler.engines import ensure_tables, insert_returning_ids
-from reconciler.secrets import redact
+from reconciler.core.secrets import redact
+from reconciler.state.engines import ensure_tables, insert_returning_ids
 
 metadata = sa.MetaData()
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reconciler.core.secrets import redact
 from reconciler.events.model import is_pre, matches
-from reconciler.secrets import redact
 
 STDERR_LIMIT = 2000
 

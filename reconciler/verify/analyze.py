@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler import sql as vsql
-from reconciler import types as vtypes
-from reconciler.config import CatalogConfig
-from reconciler.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.core import coltypes
+from reconciler.core import sql as vsql
+from reconciler.core.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.source.config import CatalogConfig
 from reconciler.verify import columns as vcols
 from reconciler.verify.locate import Locator, Where, offset_of
 from reconciler.verify.result import Finding, Verification, ViewResult
@@ -317,7 +317,7 @@ def _columns(fields: list[dict[str, Any]] | None) -> list[Column] | None:
 
 def _struct(cols: list[Column]) -> dict[str, Any]:
     return {"type": "struct", "fields": [
-        {"name": c.name, "type": vtypes.to_spark(vtypes.parse(c.type)), "nullable": True, "metadata": {}}
+        {"name": c.name, "type": coltypes.to_spark(coltypes.parse(c.type)), "nullable": True, "metadata": {}}
         for c in cols]}
 
 

@@ -8,13 +8,13 @@ from collections.abc import Callable, Mapping
 
 import yaml
 
-from reconciler import declarations as decl_mod
-from reconciler import gitsrc
-from reconciler.declarations import Declarations
-from reconciler.errors import UserError
-from reconciler.gitinfo import GitInfo
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Plan, PlanOptions, build_plan
+from reconciler.core.errors import UserError
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.planner import Plan, PlanOptions, build_plan
+from reconciler.source import declarations as decl_mod
+from reconciler.source import gitsrc
+from reconciler.source.declarations import Declarations
 from reconciler.verify import impact as vimpact
 from reconciler.verify import planning, report, session, writeback
 from reconciler.verify import sources as vsources

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler import types as vtypes
-from reconciler.model import Column
+from reconciler.core import coltypes
+from reconciler.core.model import Column
 
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 _INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -41,12 +41,12 @@ def from_spark_field(field: dict[str, Any]) -> Column:
     raw = (field.get("metadata") or {}).get("__CHAR_VARCHAR_TYPE_STRING")
     try:
         # Spark keeps CHAR/VARCHAR (also nested) as string plus the declared type in metadata.
-        t = vtypes.parse(raw) if raw else vtypes.from_spark(field["type"])
-    except vtypes.TypeError_:
+        t = coltypes.parse(raw) if raw else coltypes.from_spark(field["type"])
+    except coltypes.ColumnTypeError:
         shown = field["type"] if isinstance(field["type"], str) else field["type"].get("type")
         raise UnknownSparkType(f"Spark type {shown!r} of column `{field['name']}` has no equivalent in "
                                "viewsync's type grammar; CAST it to one") from None
-    return Column(name=field["name"], type=vtypes.render(t))
+    return Column(name=field["name"], type=coltypes.render(t))
 
 
 def auto_named(field: dict[str, Any]) -> bool:
@@ -56,8 +56,8 @@ def auto_named(field: dict[str, Any]) -> bool:
     return not _IDENT.match(field["name"])
 
 
-def _decimal(t: vtypes.Type) -> tuple[int, int] | None:
-    if isinstance(t, vtypes.Prim):
+def _decimal(t: coltypes.Type) -> tuple[int, int] | None:
+    if isinstance(t, coltypes.Prim):
         if t.name == "decimal":
             return t.params[0], t.params[1]
         if t.name in _INTEGRAL_DIGITS:
@@ -65,29 +65,29 @@ def _decimal(t: vtypes.Type) -> tuple[int, int] | None:
     return None
 
 
-def fit(src: vtypes.Type, dst: vtypes.Type) -> Fit:
+def fit(src: coltypes.Type, dst: coltypes.Type) -> Fit:
     """How a value of Spark's type `src` fits the declared type `dst`: the worst fit of
     the paired parts (an explicit stack: a type may nest thousands of levels)."""
     fits: list[Fit] = []
     pairs = [(src, dst)]
     while pairs:
         s, d = pairs.pop()
-        if isinstance(s, vtypes.Array) and isinstance(d, vtypes.Array):
+        if isinstance(s, coltypes.Array) and isinstance(d, coltypes.Array):
             pairs.append((s.element, d.element))
-        elif isinstance(s, vtypes.Map) and isinstance(d, vtypes.Map):
+        elif isinstance(s, coltypes.Map) and isinstance(d, coltypes.Map):
             pairs += [(s.key, d.key), (s.value, d.value)]
-        elif isinstance(s, vtypes.Struct) and isinstance(d, vtypes.Struct):
+        elif isinstance(s, coltypes.Struct) and isinstance(d, coltypes.Struct):
             if len(s.fields) != len(d.fields):
                 return "incompatible"
             pairs += [(a.type, b.type) for a, b in zip(s.fields, d.fields, strict=True)]
-        elif isinstance(s, vtypes.Prim) and isinstance(d, vtypes.Prim):
+        elif isinstance(s, coltypes.Prim) and isinstance(d, coltypes.Prim):
             fits.append("same" if s == d else _prim_fit(s, d))
         else:
             return "incompatible"
     return _worst(*fits)
 
 
-def _prim_fit(src: vtypes.Prim, dst: vtypes.Prim) -> Fit:
+def _prim_fit(src: coltypes.Prim, dst: coltypes.Prim) -> Fit:
     s, d = src.name, dst.name
     if s in _STRINGS and d == "string":
         return "upcast"
@@ -137,7 +137,7 @@ def check(declared: list[Column], fields: list[dict[str, Any]], strict_upcast: b
                 continue
             issues.append(ColumnIssue("error", "column_type", str(err)))
             continue
-        how = fit(vtypes.parse(actual.type), vtypes.parse(col.type))
+        how = fit(coltypes.parse(actual.type), coltypes.parse(col.type))
         base = f"column `{col.name}`: Spark returns {actual.type}, declared {col.type}"
         if how == "upcast":
             issues.append(ColumnIssue("warning", "column_type", f"{base} (wider; Spark up-casts it when "

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from reconciler import sql as vsql
-from reconciler.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.core import sql as vsql
+from reconciler.core.model import Column, LiveView, ViewId, ViewSpec
 from reconciler.verify.result import Dependent, Impact, ViewResult
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from reconciler import yamlsrc
+from reconciler.source import yamlsrc
 
 _ORIGIN = re.compile(r"^(?P<file>.+) \(views\[(?P<index>\d+)\]\)$")
 

@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from reconciler.adapters.base import AdapterError, CatalogAdapter, SchemaSnapshot
-from reconciler.config import Config
-from reconciler.declarations import Declarations
-from reconciler.errors import UserError
-from reconciler.model import Column, LiveView, ViewId, ViewSpec
-from reconciler.plan import Plan, PlanError, PlanErrorCode
-from reconciler.secrets import redact
+from reconciler.core.errors import UserError
+from reconciler.core.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.core.secrets import redact
+from reconciler.plan.planner import Plan, PlanError, PlanErrorCode
+from reconciler.source.config import Config
+from reconciler.source.declarations import Declarations
 from reconciler.verify import impact as vimpact
 from reconciler.verify import sources as vsources
 from reconciler.verify.analyze import Analysis, World

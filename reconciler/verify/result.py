@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reconciler.model import Column, ViewId
+from reconciler.core.model import Column, ViewId
 
 Status = Literal["ok", "warning", "error", "not_checked", "skipped"]
 Severity = Literal["error", "warning"]

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.verify.settings import SparkSettings
 
 INSTALL_PYSPARK = "install the Spark extra: pip install 'viewsync[spark]'"

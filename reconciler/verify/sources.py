@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reconciler import types as vtypes
-from reconciler import yamlsrc
-from reconciler.config import fast_schema, schema, schema_problems
-from reconciler.errors import Problem, ValidationFailed
-from reconciler.model import Column
+from reconciler.core import coltypes
+from reconciler.core.errors import Problem, ValidationFailed
+from reconciler.core.model import Column
+from reconciler.source import yamlsrc
+from reconciler.source.config import fast_schema, schema, schema_problems
 
 SOURCES_DIR = "sources"
 SCHEMA_FILE = "sources-file.schema.json"
@@ -85,9 +85,9 @@ def _load_file(rel: str, text: str, out: Sources) -> list[Problem]:
         columns: list[Column] = []
         for j, col in enumerate(table["columns"]):
             try:
-                columns.append(Column(name=col["name"], type=vtypes.canonical(col["type"]),
+                columns.append(Column(name=col["name"], type=coltypes.canonical(col["type"]),
                                       comment=col.get("comment")))
-            except (vtypes.TypeError_, ValueError) as err:
+            except (coltypes.ColumnTypeError, ValueError) as err:
                 problems.append(at(("tables", i, "columns", j, "type"), str(err).splitlines()[0]))
         out.tables[key] = columns
         out.origin[key] = f"{rel} (tables[{i}])"

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import yaml
 
-from reconciler import yamlsrc
-from reconciler.errors import UserError
-from reconciler.model import Column
+from reconciler.core.errors import UserError
+from reconciler.core.model import Column
+from reconciler.source import yamlsrc
 from reconciler.verify.locate import parse_origin
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -8,8 +8,8 @@ from reconciler.access.codeowners import render
 from reconciler.access.evaluate import Identity, denials, holds, policy_change_denial, required
 from reconciler.access.load import from_texts
 from reconciler.access.model import AccessPolicy, Privilege, Securable
-from reconciler.errors import ValidationFailed
-from reconciler.model import ViewId
+from reconciler.core.errors import ValidationFailed
+from reconciler.core.model import ViewId
 
 POLICY = """\
 owners: [platform@example.com]

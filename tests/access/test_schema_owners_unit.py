@@ -10,12 +10,12 @@ import pytest
 from reconciler.access.evaluate import Identity
 from reconciler.access.guard import Who, check
 from reconciler.access.load import from_texts
-from reconciler.config import load_config
-from reconciler.declarations import load
-from reconciler.errors import ValidationFailed
-from reconciler.plan import Plan
-from reconciler.plan_model import SchemaOwnerChange
-from reconciler.schema_owners import diff
+from reconciler.apply.schema_owners import diff
+from reconciler.core.errors import ValidationFailed
+from reconciler.plan.model import SchemaOwnerChange
+from reconciler.plan.planner import Plan
+from reconciler.source.config import load_config
+from reconciler.source.declarations import load
 from tests.conftest import ROOT
 
 FILE = "catalog: local\nschema: sales\nowner: {owner}\nviews:\n  - name: v\n    representations:\n" \

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reconciler.access.security import enforced, notes
-from reconciler.model import ViewId, ViewSpec
-from reconciler.plan import Action, Plan
+from reconciler.core.model import ViewId, ViewSpec
+from reconciler.plan.planner import Action, Plan
 
 
 def _plan(*specs: tuple[str, str]) -> Plan:

@@ -8,8 +8,8 @@ import pytest
 
 from reconciler.adapters import REGISTRY, AdapterError, adapter_class
 from reconciler.adapters.base import ConflictError, Marker, SchemaSnapshot, WriteContext
-from reconciler.model import Column, Representation, ViewId, ViewSpec
-from reconciler.plan import PlanOptions, build_plan
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
+from reconciler.plan.planner import PlanOptions, build_plan
 from tests.contract.conftest import CATALOGS, NO_VERSION_CHECKS, READ_ONLY, WRITABLE_BACKENDS, Backend
 
 PROJECT = "contract"

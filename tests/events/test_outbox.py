@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from reconciler.core.model import ViewId
 from reconciler.events import model, outbox
-from reconciler.model import ViewId
-from reconciler.state import GitInfo, StateStore, audit
+from reconciler.state.store import GitInfo, StateStore, audit
 
 
 def _event(n: int) -> dict:  # type: ignore[type-arg]

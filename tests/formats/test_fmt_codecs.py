@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.formats import (
+from reconciler.adapters.metastore.formats import (
     WRITE_FORMATS,
     HiveColumn,
     TableDesc,
@@ -18,7 +18,7 @@ from reconciler.formats import (
     read_view,
     write_view,
 )
-from reconciler.model import ViewId, ViewSpec
+from reconciler.core.model import ViewId, ViewSpec
 
 VIEW = ViewId("hive", "sales", "v")
 MARKER = {"viewsync.managed-by": "proj", "viewsync.spec-digest": "sha256:x"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.formats import TableDesc, check_view, read_view, spark, trino, write_view
-from reconciler.model import Representation, ViewSpec
+from reconciler.adapters.metastore.formats import TableDesc, check_view, read_view, spark, trino, write_view
+from reconciler.core.model import Representation, ViewSpec
 
 
 def spec_for(**over: Any) -> ViewSpec:

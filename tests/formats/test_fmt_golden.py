@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.formats import HiveColumn, TableDesc, detect, read_view, trino, write_view
-from reconciler.formats.params import EXTRA_KEY
+from reconciler.adapters.metastore.formats import HiveColumn, TableDesc, detect, read_view, trino, write_view
+from reconciler.adapters.metastore.formats.params import EXTRA_KEY
 
 GOLDEN = Path(__file__).parent / "golden"
 VECTORS = sorted(GOLDEN.glob("*/*.json"))

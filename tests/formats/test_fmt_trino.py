@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from reconciler.formats import FormatError, TableDesc, detect, read_view, trino, write_view
-from reconciler.model import ViewId, ViewSpec
+from reconciler.adapters.metastore.formats import FormatError, TableDesc, detect, read_view, trino, write_view
+from reconciler.core.model import ViewId, ViewSpec
 
 # Written by hand from Trino's ConnectorViewDefinition fields (not produced by our encoder).
 GOLDEN_JSON = {

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from glue_support import Writer
 
-from reconciler.adapters.glue import GlueAdapter
+from reconciler.adapters.metastore.glue import GlueAdapter
 from tests.servers import backend_unavailable, free_port, stop, wait_ready
 
 ACCOUNT = "123456789012"

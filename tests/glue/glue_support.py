@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from reconciler.adapters.base import Marker, WriteContext
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import LiveView, ViewId, ViewSpec
 
 
 class Writer:

@@ -141,9 +141,9 @@ def test_import_and_adopt_an_athena_view(tmp_path: Path, glue_url: str, raw_glue
 def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_url: str, raw_glue: Any) -> None:
     """import a Spark view, add a trino representation, apply --adopt: still a Spark view, and the
     next plan is empty (storable and update agree on the kept format)."""
-    from reconciler import formats
-    from reconciler.adapters.glue import legacy_codec as glue_legacy
-    from reconciler.model import ViewId, ViewSpec
+    from reconciler.adapters.metastore import formats
+    from reconciler.adapters.metastore.glue import legacy_codec as glue_legacy
+    from reconciler.core.model import ViewId, ViewSpec
 
     raw_glue.create_database(DatabaseInput={"Name": "analytics"})
     spark_view = ViewSpec.model_validate({"columns": [{"name": "customer_id", "type": "bigint"},

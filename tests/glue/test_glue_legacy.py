@@ -1,5 +1,5 @@
 """Legacy VIRTUAL_VIEW formats on Glue (moto_server): Athena/Trino envelope, Spark, Hive --
-all through the shared reconciler.formats codecs."""
+all through the shared reconciler.adapters.metastore.formats codecs."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from glue_support import Writer
 
 from reconciler.adapters.base import WriteContext
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.formats.trino import decode_envelope, encode_envelope
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.adapters.metastore.formats.trino import decode_envelope, encode_envelope
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 SQL = "SELECT id AS order_id, amount FROM sales.orders WHERE amount > 0"
 VIEW = ViewId("glue", "analytics", "big_orders")
@@ -150,8 +150,8 @@ def test_format_switch_leaves_no_stale_engine_parameters(
 
 def _foreign_spark_view(db: Any, name: str, sql: str, **extra: Any) -> None:
     """A view as Spark (EMR, Glue jobs) writes it into Glue: no viewsync marker, no extras."""
-    from reconciler import formats
-    from reconciler.adapters.glue import legacy_codec as glue_legacy
+    from reconciler.adapters.metastore import formats
+    from reconciler.adapters.metastore.glue import legacy_codec as glue_legacy
 
     declared = ViewSpec(columns=[Column(name="order_id", type="bigint"), Column(name="amount", type="decimal(18,2)")],
                         representations=[Representation(dialect="spark", sql=sql)])
@@ -185,7 +185,7 @@ def test_spark_view_under_athena_format_stays_spark(
     assert live.spec.sql_for("trino") == SQL.replace("> 0", ">= 0")  # rides along in the extras
 
     # A later plan over the managed view agrees with what is stored: no perpetual diff.
-    from reconciler.plan import diff_specs
+    from reconciler.plan.planner import diff_specs
 
     live = adapter.fetch("analytics").views["big_orders"]
     assert adapter.check(VIEW, declared, live) == []
@@ -233,7 +233,7 @@ def test_glue_returning_its_own_encoding_is_no_diff(
 ) -> None:
     """Terraform AWS provider #49731: for a validated ATHENA representation Glue answers with a
     Presto envelope instead of the submitted SQL. Decoded, it is the same view."""
-    from reconciler.plan import diff_specs
+    from reconciler.plan.planner import diff_specs
 
     adapter = make_adapter("multi-dialect")
     declared = spec(representations=[Representation(dialect="trino", sql=SQL),
@@ -270,7 +270,7 @@ def test_adopting_an_athena_view_needs_no_cosmetic_changes(
     make_adapter: Callable[..., GlueAdapter], db: Any, writer: Writer
 ) -> None:
     """A declaration matching what Athena wrote plans no field change; adoption stamps the marker."""
-    from reconciler.plan import diff_specs
+    from reconciler.plan.planner import diff_specs
 
     adapter = make_adapter("athena")
     db.create_table(DatabaseName="analytics", TableInput=athena_view("athena_made", "SELECT 1 AS x"))

@@ -9,8 +9,8 @@ import pytest
 from glue_support import Writer
 
 from reconciler.adapters.base import ConflictError, WriteContext
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 TRINO_SQL = "SELECT customer_id, sum(amount) AS total FROM sales.orders GROUP BY customer_id"
 SPARK_SQL = "SELECT customer_id, SUM(amount) AS total FROM sales.orders GROUP BY customer_id"

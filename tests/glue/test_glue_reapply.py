@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from glue_support import Writer
 
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.formats.trino import decode_envelope
-from reconciler.model import ViewId, ViewSpec
+from reconciler.adapters.metastore.formats.trino import decode_envelope
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import ViewId, ViewSpec
 
 VIEW = ViewId("glue", "analytics", "orders_v")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 VIEW = ViewId("glue", "analytics", "v")
 TYPES = ["int", "bigint", "string", "decimal(18,2)", "timestamp", "timestamp_ltz", "varchar(20)",

@@ -11,8 +11,8 @@ from botocore.stub import ANY, Stubber
 from glue_support import Writer
 
 from reconciler.adapters.base import AdapterError, ConflictError, WriteContext
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 ACCOUNT = "123456789012"
 PAGE = 100  # Glue's default get_tables page size

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reconciler.adapters.glue import GlueAdapter
-from reconciler.model import Column
+from reconciler.adapters.metastore.glue import GlueAdapter
+from reconciler.core.model import Column
 
 
 def test_table_columns_for_the_verifier(raw_glue: Any, make_adapter: Callable[..., GlueAdapter]) -> None:

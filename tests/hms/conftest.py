@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.adapters.hms import HiveMetastoreAdapter
+from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
 from tests.servers import backend_unavailable, free_port, port_open, stop, wait_ready
 
 

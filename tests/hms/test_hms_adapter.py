@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.base import AdapterError, ConflictError, Marker, WriteContext
-from reconciler.adapters.hms import HiveMetastoreAdapter
-from reconciler.formats import WRITE_FORMATS
-from reconciler.model import ViewId, ViewSpec
+from reconciler.adapters.metastore.formats import WRITE_FORMATS
+from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
+from reconciler.core.model import ViewId, ViewSpec
 
 CTX = WriteContext(actor="tester")
 
@@ -243,7 +243,7 @@ def test_update_keeps_engine_format_and_foreign_parameters(make_adapter: Any, da
 
 
 def test_fetch_reads_many_views_in_chunks(adapter: HiveMetastoreAdapter, database: str) -> None:
-    from reconciler.adapters.hms import CHUNK
+    from reconciler.adapters.metastore.hms import CHUNK
 
     spec = spec_of()
     count = CHUNK * 2 + 7
@@ -265,7 +265,7 @@ def test_bulk_reads_overlap_up_to_the_adapters_concurrency(adapter: HiveMetastor
     time) and every view arrives, whatever order the reads finish in."""
     import threading
 
-    from reconciler.adapters.hms import CHUNK
+    from reconciler.adapters.metastore.hms import CHUNK
 
     names = [f"r{i:03d}" for i in range(CHUNK * 4 + 3)]
     for name in names:
@@ -295,8 +295,8 @@ def test_bulk_reads_overlap_up_to_the_adapters_concurrency(adapter: HiveMetastor
 
 def _foreign_view(hms_client: Any, fmt: str, database: str, name: str, spec: ViewSpec) -> None:
     """A view written by an engine (no viewsync marker), in that engine's own format."""
-    from reconciler import formats
-    from reconciler.adapters.hms import to_thrift
+    from reconciler.adapters.metastore import formats
+    from reconciler.adapters.metastore.hms import to_thrift
 
     hms_client.create_table(to_thrift(formats.write_view(fmt, database, name, spec.resolved(
         ViewId("hive", database, name)), {})))

@@ -124,9 +124,9 @@ def test_import_then_adopt_a_trino_view_in_a_spark_catalog(tmp_path: Path, metas
                                                            hms_client: Any) -> None:
     """A view Trino wrote, imported and adopted by a `write_format: spark` catalog: no plan error,
     and it stays a Trino view (Trino keeps reading it)."""
-    from reconciler import formats
-    from reconciler.adapters.hms import to_thrift
-    from reconciler.model import ViewId, ViewSpec
+    from reconciler.adapters.metastore import formats
+    from reconciler.adapters.metastore.hms import to_thrift
+    from reconciler.core.model import ViewId, ViewSpec
 
     trino_view = ViewSpec.model_validate({
         "columns": [{"name": "id", "type": "bigint"}],

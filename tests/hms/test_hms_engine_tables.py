@@ -11,8 +11,8 @@ import pytest
 from hmsclient.genthrift.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
 from reconciler.adapters.base import AdapterError, Marker, WriteContext
-from reconciler.adapters.hms import HiveMetastoreAdapter
-from reconciler.model import ViewSpec
+from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
+from reconciler.core.model import ViewSpec
 
 
 def view_table(db: str, name: str, *, original: str, expanded: str, params: dict[str, str],

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler.adapters.hms import HiveMetastoreAdapter
+from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
 from tests.access.owners_support import owner_roundtrip, schema_owner_roundtrip
 from tests.conftest import run_cli
 

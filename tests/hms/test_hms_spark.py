@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.base import Marker, WriteContext
-from reconciler.adapters.hms import HiveMetastoreAdapter
-from reconciler.model import ViewId, ViewSpec
+from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
+from reconciler.core.model import ViewId, ViewSpec
 
 CTX = WriteContext(actor="tester")
 

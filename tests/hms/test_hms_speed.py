@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from reconciler import sql as vsql
-from reconciler.apply import apply_plan
-from reconciler.gitinfo import GitInfo
-from reconciler.model import MANAGED_BY, MANAGED_BY_FILTERABLE
-from reconciler.plan import PlanOptions
-from reconciler.state import StateStore
+from reconciler.apply.run import apply_plan
+from reconciler.core import sql as vsql
+from reconciler.core.gitinfo import GitInfo
+from reconciler.core.model import MANAGED_BY, MANAGED_BY_FILTERABLE
+from reconciler.plan.planner import PlanOptions
+from reconciler.state.store import StateStore
 from reconciler.workspace import Workspace
 from tests.conftest import modules_loaded
 

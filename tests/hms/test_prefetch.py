@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.plan import PlanOptions
+from reconciler.plan.planner import PlanOptions
 from reconciler.workspace import Workspace
 from tests.conftest import run_cli
 from tests.hms.test_hms_speed import _repo, _view

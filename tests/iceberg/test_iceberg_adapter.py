@@ -14,7 +14,7 @@ from pyiceberg.types import LongType, NestedField
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, ConflictError, Marker, WriteContext
 from reconciler.adapters.iceberg import IcebergRestAdapter
-from reconciler.model import LiveView, ViewId, ViewSpec
+from reconciler.core.model import LiveView, ViewId, ViewSpec
 
 from .conftest import PAGE_SIZE, IcebergServer
 

@@ -13,7 +13,7 @@ import requests
 import yaml
 
 from reconciler.adapters import open_adapter
-from reconciler.model import ViewId
+from reconciler.core.model import ViewId
 from tests.conftest import CliResult, run_cli
 
 from .conftest import IcebergServer

@@ -8,8 +8,8 @@ import pytest
 
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.iceberg.adapter import IcebergRestAdapter, catalog_properties
-from reconciler.errors import DecodeError
-from reconciler.model import ViewSpec
+from reconciler.core.errors import DecodeError
+from reconciler.core.model import ViewSpec
 
 MARKERS = {"viewsync.managed-by": "t", "viewsync.spec-digest": "sha256:abc"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.adapters.iceberg import IcebergRestAdapter
-from reconciler.model import ViewId
+from reconciler.core.model import ViewId
 
 from .conftest import IcebergServer
 from .test_iceberg_adapter import adapter, assert_converged, fetch_view, make_spec, other_client_commit, raw_metadata

@@ -24,8 +24,8 @@ import tests.servers
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, Marker, WriteContext
 from reconciler.adapters.iceberg.adapter import UNREADABLE_FORMAT, IcebergRestAdapter
-from reconciler.model import ViewId
-from reconciler.plan import PlanOptions, build_plan
+from reconciler.core.model import ViewId
+from reconciler.plan.planner import PlanOptions, build_plan
 
 from . import conftest
 from .conftest import IcebergServer

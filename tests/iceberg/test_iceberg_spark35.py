@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reconciler.adapters.iceberg import IcebergRestAdapter
-from reconciler.model import ViewId, ViewSpec
+from reconciler.core.model import ViewId, ViewSpec
 from tests.servers import backend_unavailable
 
 from .conftest import IcebergServer

@@ -12,7 +12,7 @@ from conftest import Db, unique
 from reconciler.adapters import open_adapter
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.adapters.jdbc import READ_ONLY_MESSAGE, JdbcAdapter
-from reconciler.model import Column, Representation, ViewId, ViewSpec
+from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 
 TIMESTAMP = {"postgres": "TIMESTAMP", "mysql": "DATETIME", "sqlite": "TIMESTAMP"}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reconciler.adapters.jdbc import JdbcAdapter
-from reconciler.model import Column
+from reconciler.core.model import Column
 from tests.jdbc.conftest import Db
 
 

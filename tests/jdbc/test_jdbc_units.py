@@ -10,9 +10,9 @@ from sqlalchemy.dialects import mysql as my
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.dialects import sqlite as lite
 
-from reconciler import types as vtypes
 from reconciler.adapters.jdbc.dialects import database
 from reconciler.adapters.jdbc.types import canonical_type, infer_types
+from reconciler.core import coltypes
 
 
 @pytest.mark.parametrize("sa_type, dialect, expected", [
@@ -70,7 +70,7 @@ def test_canonical_type(sa_type: st.TypeEngine[object], dialect: str, expected: 
     got = canonical_type(sa_type, database(dialect))
     assert got == expected
     if got is not None:
-        assert vtypes.canonical(got) == got  # always in the canonical grammar
+        assert coltypes.canonical(got) == got  # always in the canonical grammar
 
 
 @pytest.mark.parametrize("definition, dialect, body", [

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import types as vtypes
-from reconciler.config import load_config
-from reconciler.errors import ValidationFailed
-from reconciler.model import Column
+from reconciler.core import coltypes
+from reconciler.core.errors import ValidationFailed
+from reconciler.core.model import Column
+from reconciler.source.config import load_config
 from reconciler.verify import columns as vcols
 from reconciler.verify import impact, sources, writeback
 from reconciler.verify.analyze import _local_sql
@@ -17,7 +17,7 @@ from reconciler.verify.locate import Locator
 
 
 def field(name: str, type_: str) -> dict[str, object]:
-    return {"name": name, "type": vtypes.to_spark(vtypes.parse(type_)), "nullable": True, "metadata": {}}
+    return {"name": name, "type": coltypes.to_spark(coltypes.parse(type_)), "nullable": True, "metadata": {}}
 
 
 @pytest.mark.parametrize(("src", "dst", "fit"), [
@@ -33,7 +33,7 @@ def field(name: str, type_: str) -> dict[str, object]:
     ("bigint", "bigint", "same"),
 ])
 def test_type_fit_follows_spark_up_cast_rules(src: str, dst: str, fit: str) -> None:
-    assert vcols.fit(vtypes.parse(src), vtypes.parse(dst)) == fit
+    assert vcols.fit(coltypes.parse(src), coltypes.parse(dst)) == fit
 
 
 def test_column_check_messages() -> None:
@@ -127,7 +127,7 @@ def test_spark_config_section(tmp_path: Path) -> None:
 
 
 def test_dependent_status() -> None:
-    from reconciler.model import LiveView, ViewId, ViewSpec
+    from reconciler.core.model import LiveView, ViewId, ViewSpec
     from reconciler.verify.result import ViewResult
 
     vid = ViewId("c", "s", "d")

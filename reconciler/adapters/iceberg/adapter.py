@@ -30,7 +30,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.view.metadata import ViewVersion
 from urllib3 import exceptions as urllib3_exc
 
-from reconciler import catalog_json
+from reconciler.adapters import catalog_json
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
@@ -45,10 +45,10 @@ from reconciler.adapters.base import (
 )
 from reconciler.adapters.deadline import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.metastore.formats.common import FormatError, too_deep
 from reconciler.adapters.options import CatalogOptions
-from reconciler.errors import DecodeError
-from reconciler.formats.common import FormatError, too_deep
-from reconciler.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
+from reconciler.core.errors import DecodeError
+from reconciler.core.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
 
 
 def _schema_model(columns: list[Column]) -> Schema:
@@ -439,7 +439,7 @@ class IcebergRestAdapter(CatalogAdapter):
                 out[(schema, name)] = fmt.columns_from_schema(json.loads(table.schema().model_dump_json()))
         return out
 
-    # The namespace property `owner` is the schema owner (reconciler.schema_owners).
+    # The namespace property `owner` is the schema owner (reconciler.apply.schema_owners).
     KEEPS_SCHEMA_OWNER = True
     OWNER_PROPERTY = "owner"
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reconciler import types as vtypes
-from reconciler.errors import DecodeError
-from reconciler.model import (
+from reconciler.core import coltypes
+from reconciler.core.errors import DecodeError
+from reconciler.core.model import (
     MANAGED_BY,
     MARKER_PREFIX,
     SPEC_DIGEST,
@@ -25,7 +25,7 @@ from reconciler.model import (
     ViewSpec,
     digest_of,
 )
-from reconciler.sql import output_names
+from reconciler.core.sql import output_names
 
 ENGINE_NAME = "viewsync"
 COMMENT = "comment"
@@ -66,7 +66,7 @@ def reserved_reason(key: str) -> str | None:
 # ----------------------------------------------------------------- to Iceberg
 def storable(spec: ViewSpec) -> ViewSpec:
     """What Iceberg keeps for an already resolved spec: types widened (no tinyint, varchar...)."""
-    columns = [c.model_copy(update={"type": vtypes.coerce_str(c.type, "iceberg")}) for c in spec.columns]
+    columns = [c.model_copy(update={"type": coltypes.coerce_str(c.type, "iceberg")}) for c in spec.columns]
     return spec.model_copy(update={"columns": columns})
 
 
@@ -76,7 +76,7 @@ def schema_json(columns: list[Column], schema_id: int) -> dict[str, Any]:
     fields: list[dict[str, Any]] = []
     for i, col in enumerate(columns, start=1):
         f: dict[str, Any] = {"id": i, "name": col.name, "required": False,
-                             "type": vtypes.to_iceberg(vtypes.parse(col.type), counter)}
+                             "type": coltypes.to_iceberg(coltypes.parse(col.type), counter)}
         if col.comment is not None:
             f["doc"] = col.comment
         fields.append(f)
@@ -167,8 +167,8 @@ def columns_from_schema(schema: dict[str, Any]) -> list[Column]:
     cols: list[Column] = []
     for f in schema.get("fields") or []:
         try:
-            ctype = vtypes.render(vtypes.from_iceberg(f["type"]))
-        except vtypes.TypeError_ as exc:
+            ctype = coltypes.render(coltypes.from_iceberg(f["type"]))
+        except coltypes.ColumnTypeError as exc:
             raise DecodeError(f"column {f.get('name')!r}: {exc}") from None
         cols.append(Column(name=f["name"], type=ctype, comment=f.get("doc")))
     return cols

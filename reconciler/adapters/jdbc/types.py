@@ -1,4 +1,4 @@
-"""Column types of JDBC databases -> canonical types (reconciler.types), and the
+"""Column types of JDBC databases -> canonical types (reconciler.core.coltypes), and the
 sqlglot inference that types SQLite's untyped view columns. Pure, no I/O.
 The differences between databases come in as `TypeRules` (see dialects)."""
 
@@ -14,8 +14,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from reconciler import sql as vsql
-from reconciler import types as vtypes
+from reconciler.core import coltypes
+from reconciler.core import sql as vsql
 
 # PostgreSQL's unconstrained numeric has no precision; read it the way Spark's JDBC source does.
 UNBOUNDED_DECIMAL = "decimal(38,18)"
@@ -64,7 +64,7 @@ class TypeRules(Protocol):
 
 
 def canonical_type(t: st.TypeEngine[Any], rules: TypeRules) -> str | None:
-    """The canonical type (reconciler.types) of a reflected column type; None if unknown."""
+    """The canonical type (reconciler.core.coltypes) of a reflected column type; None if unknown."""
     domain_type = getattr(t, "data_type", None)
     if isinstance(domain_type, st.TypeEngine) and isinstance(t, pg.DOMAIN):
         return canonical_type(domain_type, rules)
@@ -120,8 +120,8 @@ _GLOT_OUT = {
 
 
 def _to_glot(canonical: str) -> str | None:
-    t = vtypes.parse(canonical)
-    if not isinstance(t, vtypes.Prim):
+    t = coltypes.parse(canonical)
+    if not isinstance(t, coltypes.Prim):
         return None
     if t.params:
         return f"{t.name.upper()}({','.join(map(str, t.params))})"

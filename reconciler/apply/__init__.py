@@ -1,0 +1,1 @@
+"""Carrying a plan out."""

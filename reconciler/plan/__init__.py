@@ -1,0 +1,1 @@
+"""Desired vs live."""

@@ -1,0 +1,1 @@
+"""Every text, Markdown and JSON rendering."""

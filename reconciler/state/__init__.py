@@ -1,0 +1,1 @@
+"""The SQL state store."""
