@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
+from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat
 from reconciler.core.secrets import redact
-from reconciler.render.output import EventsFormat, LineageFormat, OutputFormat
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
 # no SQLAlchemy (unless a catalog needs it), no GitPython and no sqlglot.

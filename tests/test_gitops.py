@@ -301,8 +301,8 @@ def test_two_concurrent_applies_never_interleave(git_repo: Path, state_backend: 
 def _dead_holder(repo: Path, host: str | None = None) -> tuple[str, str]:
     """A lock and a `running` run left by a process of `host` (default: this one) that is gone:
     (run id, holder)."""
-    from reconciler.apply.lockholder import process_start
     from reconciler.source.config import load_config
+    from reconciler.state.lockholder import process_start
     from reconciler.state.store import GitInfo, StateStore
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

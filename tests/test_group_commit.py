@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from reconciler.core.model import ViewId
-from reconciler.state.engines import create_engine
+from reconciler.db.engines import create_engine
 from reconciler.state.group_commit import GroupCommit
 from reconciler.state.store import GitInfo, StateStore, audit
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.apply.lockholder import holder_string, is_dead, parse, process_start
+from reconciler.state.lockholder import holder_string, is_dead, parse, process_start
 from reconciler.state.store import GitInfo, LockHeld, StateStore
 
 LOCK = "apply:p"

@@ -11,7 +11,7 @@ from reconciler.adapters.base import Marker, WriteContext
 from reconciler.adapters.managed.adapter import TABLES, ManagedAdapter
 from reconciler.core.errors import AdapterError
 from reconciler.core.model import Column, Representation, ViewId, ViewSpec
-from reconciler.state.store_reads import EngineReads, SqliteFileReads, sqlite_file
+from reconciler.db.store_reads import EngineReads, SqliteFileReads, sqlite_file
 from tests.conftest import modules_loaded, run_cli
 
 

@@ -2,7 +2,7 @@
 execute in dependency waves (independent actions concurrently where the
 catalog allows), per-view atomic, with an audit row per attempted action and
 a version row per applied change (committed with the audit outcome). A lock
-left by a provably dead process is taken over (reconciler.apply.lockholder), and the
+left by a provably dead process is taken over (reconciler.state.lockholder), and the
 records of a dead run are repaired first, under the lock (reconciler.apply.repair). A
 failure stops the run; what was applied stays applied and recorded, so a re-run
 converges."""
@@ -20,7 +20,6 @@ from sqlalchemy.engine import Connection
 
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.apply import schema_owners
-from reconciler.apply.lockholder import holder_string
 from reconciler.apply.repair import repair_dead_runs
 from reconciler.apply.stream import stream
 from reconciler.apply.waves import waves
@@ -31,6 +30,7 @@ from reconciler.core.secrets import redact
 from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
 from reconciler.plan.planner import Action, Plan
+from reconciler.state.lockholder import holder_string
 from reconciler.state.store import Outcome, PendingAction, StateStore, VersionRecord, new_run_id
 from reconciler.workspace import Workspace
 

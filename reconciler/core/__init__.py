@@ -1,1 +1,7 @@
-"""The vocabulary every layer speaks."""
+"""The vocabulary every layer speaks: the view model and its digest (`model`), the one
+column-type grammar (`coltypes`), SQL helpers on sqlglot (`sql`), dependency order (`deps`),
+errors (`errors`), secrets and their masking (`secrets`), the git commit a plan was read at
+(`gitinfo`) and the output formats of commands (`output`).
+
+Pure values and functions. Imports nothing of viewsync outside `core`.
+"""

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from reconciler.core.secrets import redact
-from reconciler.state.engines import ensure_tables, insert_returning_ids
+from reconciler.db.engines import ensure_tables, insert_returning_ids
 
 metadata = sa.MetaData()
 

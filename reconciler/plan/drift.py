@@ -20,8 +20,8 @@ from typing import Any
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.core.model import ViewId, stamp_matches
+from reconciler.core.output import OutputFormat
 from reconciler.plan.planner import Plan, PlanErrorCode
-from reconciler.render.output import OutputFormat
 
 KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
 

@@ -1,1 +1,4 @@
-"""Every text, Markdown and JSON rendering."""
+"""Every text, Markdown and JSON rendering of a plan (`plan`).
+
+May import `core`, `plan`, `events` (lineage of a change) and `verify` (its report).
+"""

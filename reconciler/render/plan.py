@@ -6,9 +6,9 @@ import difflib
 import json
 from typing import Any
 
+from reconciler.core.output import OutputFormat
 from reconciler.events.lineage import change_of
 from reconciler.plan.planner import Action, Change, Plan, YamlChange
-from reconciler.render.output import OutputFormat
 from reconciler.verify import report as verify_report
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}

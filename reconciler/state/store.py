@@ -18,13 +18,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reconciler.apply.lockholder import is_dead
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.core.model import ViewId
 from reconciler.core.secrets import redact
-from reconciler.state.engines import create_engine, ensure_tables, has_tables, insert_returning_ids
+from reconciler.db.engines import create_engine, ensure_tables, has_tables, insert_returning_ids
 from reconciler.state.group_commit import GroupCommit
+from reconciler.state.lockholder import is_dead
 
 metadata = sa.MetaData()
 
@@ -404,7 +404,7 @@ class StateStore:
     def acquire_lock(self, name: str, holder: str, run_id: str, ttl_s: float = 3600,
                      wait_s: float = 0) -> str | None:
         """Take the lock, waiting up to wait_s. A lock whose holder is provably dead (a
-        process of this host that no longer runs, see reconciler.apply.lockholder) is taken
+        process of this host that no longer runs, see reconciler.state.lockholder) is taken
         over: returns the line saying so, else None. Raises LockHeld otherwise."""
         deadline = time.monotonic() + wait_s
         while True:

@@ -36,8 +36,8 @@ from reconciler.adapters.jdbc.dialects import DATABASES, Database, RawView
 from reconciler.adapters.jdbc.types import canonical_type, infer_missing
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.model import Column, LiveView, Representation, ViewId, ViewSpec
-from reconciler.state.engines import missing_driver
-from reconciler.state.timeouts import sql_connect_args
+from reconciler.db.engines import missing_driver
+from reconciler.db.timeouts import sql_connect_args
 
 READ_ONLY_MESSAGE = (
     "JDBC catalogs are read-only in viewsync; views can be managed in catalogs of type "

@@ -3,7 +3,7 @@
 Its tables (reconciler.adapters.managed.tables) follow the Gravitino view
 design: one `view_meta` row per view and one immutable `view_version_info` row
 per version. Every change writes a new version row; a drop soft-deletes. Works
-on SQLite and PostgreSQL. Reads are text SQL through reconciler.state.store_reads (a
+on SQLite and PostgreSQL. Reads are text SQL through reconciler.db.store_reads (a
 plan on a SQLite file never imports SQLAlchemy); writes go through SQLAlchemy.
 """
 
@@ -20,7 +20,7 @@ from reconciler.adapters.base import Capabilities, CatalogAdapter, Marker, Nativ
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.errors import AdapterError, ConflictError
 from reconciler.core.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
-from reconciler.state.store_reads import EngineReads, ReadFailed, Reads, SqliteFileReads, sqlite_file
+from reconciler.db.store_reads import EngineReads, ReadFailed, Reads, SqliteFileReads, sqlite_file
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -90,7 +90,7 @@ class ManagedAdapter(CatalogAdapter):
             if self._engine is None:
                 from sqlalchemy.exc import SQLAlchemyError
 
-                from reconciler.state.engines import create_engine
+                from reconciler.db.engines import create_engine
 
                 try:
                     self._engine = create_engine(self.url)
@@ -104,7 +104,7 @@ class ManagedAdapter(CatalogAdapter):
             from sqlalchemy.exc import SQLAlchemyError
 
             from reconciler.adapters.managed.tables import metadata
-            from reconciler.state.engines import ensure_tables
+            from reconciler.db.engines import ensure_tables
 
             try:
                 ensure_tables(metadata, self.engine)

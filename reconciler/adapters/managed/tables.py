@@ -3,7 +3,7 @@
 Tables follow the Gravitino view design: `view_meta` (one row per view, with
 current/latest version and soft delete via `deleted_at`) and
 `view_version_info` (one immutable row per version). Imported only by what
-writes: a plan reads the store with text SQL (reconciler.state.store_reads).
+writes: a plan reads the store with text SQL (reconciler.db.store_reads).
 """
 
 from __future__ import annotations

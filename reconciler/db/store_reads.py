@@ -134,7 +134,7 @@ class EngineReads(Reads):
     def has_tables(self, names: Iterable[str]) -> bool:
         import sqlalchemy as sa
 
-        from reconciler.state.engines import has_tables
+        from reconciler.db.engines import has_tables
 
         try:
             return has_tables(names, self.engine)

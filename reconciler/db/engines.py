@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from reconciler.state.store_reads import BUSY_TIMEOUT_S
-from reconciler.state.timeouts import sql_connect_args
+from reconciler.db.store_reads import BUSY_TIMEOUT_S
+from reconciler.db.timeouts import sql_connect_args
 
 # The Python module a SQLAlchemy driver imports -> the package that provides it.
 _DRIVER_PACKAGES = {
@@ -46,7 +46,7 @@ def missing_driver(url: str | sa.URL, exc: ImportError) -> str:
 
 
 def create_engine(url: str) -> Engine:
-    """An engine with connection timeouts (reconciler.state.timeouts). Creates nothing: the
+    """An engine with connection timeouts (reconciler.db.timeouts). Creates nothing: the
     SQLite file and its directory are made by the first write (ensure_tables)."""
     try:
         eng = sa.create_engine(url, future=True, connect_args=sql_connect_args(url))
