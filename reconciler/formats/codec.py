@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from pydantic import ValidationError
+
 from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats import flink, hive, spark, trino
@@ -81,6 +83,10 @@ def write_view(
         table.parameters.update(P.extras_params(spec.canonical(), engine))
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None
+    except ValidationError as exc:
+        # What the engine would read back is no valid spec (e.g. two columns of one name):
+        # a plan error through check_view, never an unexpected crash.
+        raise FormatError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from None
     except catalog_json.TooDeep:
         # A type CPython's JSON encoder cannot write (Spark's own reader, Jackson, stops at
         # 1,000 levels anyway): a plan error through check_view, never a RecursionError.
