@@ -291,7 +291,8 @@ def test_column_names_with_surrounding_spaces_are_written_applied_and_read_back(
         [{"name": " n", "type": "bigint"}]]
     again = run_cli(repo, "validate", "--spark")
     assert again.code == 0, again.text
-    assert "views/local/marts.yaml:7:16: views[0].columns[1].name: column name" in again.err and "'order count ' begins or ends with a space" in again.err
+    assert ("views/local/marts.yaml:7:16: views[0].columns[1].name: column name 'order count ' begins or ends "
+            "with a space") in again.err, again.err
     applied = run_cli(repo, "apply", "--spark", "--auto-approve", "--allow-dirty")
     assert applied.code == 0, applied.text
     plan = run_cli(repo, "plan", "--format", "json")
