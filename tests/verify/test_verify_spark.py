@@ -247,6 +247,10 @@ views:
     representations:
       - dialect: spark
         sql: SELECT order_id FROM dups.joined
+  - name: nbsp
+    representations:
+      - dialect: spark
+        sql: "SELECT 1 AS `one\\u00a0`"
 """
 
 
@@ -263,6 +267,10 @@ def test_duplicate_output_columns_are_spark_s_error_located_at_the_column(tmp_pa
             line = next(ln for ln in res.text.splitlines() if f"local.dups.{view}:" in ln and "COLUMN_ALREADY" in ln)
             assert f"{f}:{position(DUPLICATES, needle)}: views[" in line and ".sql: " in line, line
         assert "not checked: local.dups.reader (reads local.dups.joined, which has errors)" in res.out, res.out
+        # Spark accepts this name; a declaration cannot hold it, so it is not inferred but an error.
+        line = next(ln for ln in res.text.splitlines() if "local.dups.nbsp:" in ln)
+        assert f"{f}:{position(DUPLICATES, 'nbsp')}: views[3]: " in line, line
+        assert "surrounding white space other than spaces" in line and "alias it" in line, line
 
 
 SPACED = """catalog: local
