@@ -28,7 +28,7 @@ def problem(name: str, *, column: bool = False) -> str | None:
             return f"invalid name {name!r}: invisible or control character U+{ord(ch):04X}"
     if column:
         if not name.strip(" "):
-            return f"invalid name {name!r}: only spaces"
+            return f"invalid name {name!r}: only spaces" if name else "invalid name '': empty"
         inner = name.strip(" ")
         if _edge_space(inner[0]) or _edge_space(inner[-1]):
             return f"invalid name {name!r}: surrounding white space other than spaces (U+0020)"
