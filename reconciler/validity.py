@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from reconciler import deps
+from reconciler import deps, names
 from reconciler import sql as vsql
 from reconciler.declarations import Declarations
 from reconciler.errors import Problem
@@ -33,6 +33,11 @@ def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
             not_query = vsql.query_problem(rep.sql, rep.dialect)
             if not_query:
                 errors.append(_problem(decl, vid, j, not_query))
+        for k, col in enumerate(decl.views[vid].columns):
+            if names.surrounding_spaces(col.name):
+                warnings.append(str(decl.problem(vid, ("columns", k, "name"), (
+                    f"column name {col.name!r} begins or ends with a space; every query must quote it "
+                    f"with its spaces (`{col.name}`)"))))
     cycle = deps.find_cycle(decl.views)
     if cycle:
         message = "views depend on each other in a cycle: " + " -> ".join(str(v) for v in cycle)

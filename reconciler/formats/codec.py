@@ -10,11 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from pydantic import ValidationError
+
 from reconciler import catalog_json
 from reconciler import types as vtypes
 from reconciler.formats import flink, hive, spark, trino
 from reconciler.formats import params as P
-from reconciler.formats.common import FormatError, fit_comments, too_deep
+from reconciler.formats.common import FormatError, fit_comments, invalid_spec, too_deep
 from reconciler.formats.detect import detect
 from reconciler.formats.table import TableDesc
 from reconciler.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
@@ -81,6 +83,10 @@ def write_view(
         table.parameters.update(P.extras_params(spec.canonical(), engine))
     except vtypes.TypeError_ as exc:
         raise FormatError(str(exc)) from None
+    except ValidationError as exc:
+        # What the engine would read back is no valid spec (e.g. two columns of one name):
+        # a plan error through check_view, never an unexpected crash.
+        raise FormatError(invalid_spec(exc)) from None
     except catalog_json.TooDeep:
         # A type CPython's JSON encoder cannot write (Spark's own reader, Jackson, stops at
         # 1,000 levels anyway): a plan error through check_view, never a RecursionError.
