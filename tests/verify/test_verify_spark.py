@@ -167,7 +167,7 @@ views:
                                             {"name": "total", "type": "decimal(28,2)", "comment": None}]
     statuses = {v["view"]["name"]: v for v in doc["verification"]["views"]}
     assert statuses["totals"]["inferred"] and statuses["narrowed"]["status"] == "warning"
-    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
+    schema = json.loads((ROOT / "schemas" / "plan.schema.json").read_text())
     jsonschema.validate(doc, schema)
     md = run_cli(repo, "plan", "--spark", "--format", "markdown")
     assert "#### Spark verification" in md.out and "`local.marts.totals`: `customer_id bigint`" in md.out, md.out
