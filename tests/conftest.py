@@ -98,12 +98,12 @@ def modules_loaded(repo: Path | None, *args: str, modules: Iterable[str],
 @pytest.fixture(autouse=True)
 def _every_plan_validates_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
     """Wrap Plan.to_json: whatever a test makes the code emit (plan --format json, --out,
-    show) must match reconciler/schemas/plan.schema.json and load back to the same plan."""
+    show) must match schemas/plan.schema.json and load back to the same plan."""
     import jsonschema
 
     from reconciler.plan.model import Plan
 
-    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
     original = Plan.to_json
 
     def checked(plan: Plan) -> dict:  # type: ignore[type-arg]

@@ -10,7 +10,7 @@ from reconciler.adapters.iceberg import adapter as iceberg
 from reconciler.adapters.metastore.glue import adapter as glue
 from tests.conftest import ROOT
 
-SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "config.schema.json").read_text())
+SCHEMA = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
 
 
 def _options(kind: str) -> set[str]:

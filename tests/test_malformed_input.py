@@ -63,6 +63,20 @@ VIEW_CASES = [
      GOOD_VIEW.replace("    representations:", "    columns:\n      - {name: x, type: int}\n"
                        "      - {name: X, type: int}\n    representations:"),
      "views/local/sales.yaml:7", "views[0].columns[1].name", "duplicate column 'X'"),
+    ("nbsp-around-column-name", "views/local/sales.yaml",
+     GOOD_VIEW.replace("    representations:", '    columns:\n      - {name: "x\\u00a0", type: int}\n'
+                       "    representations:"),
+     "views/local/sales.yaml:6", "views[0].columns[0].name", "surrounding white space other than spaces"),
+    ("tab-in-column-name", "views/local/sales.yaml",
+     GOOD_VIEW.replace("    representations:", '    columns:\n      - {name: " x\\t", type: int}\n'
+                       "    representations:"),
+     "views/local/sales.yaml:6", "views[0].columns[0].name", "control character U+0009"),
+    ("spaces-only-column-name", "views/local/sales.yaml",
+     GOOD_VIEW.replace("    representations:", '    columns:\n      - {name: "  ", type: int}\n'
+                       "    representations:"),
+     "views/local/sales.yaml:6", "views[0].columns[0].name", "only spaces"),
+    ("space-around-view-name", "views/local/sales.yaml", GOOD_VIEW.replace("name: v1", 'name: "v1 "'),
+     "views/local/sales.yaml:4", "views[0].name", "surrounding spaces"),
     ("bad-security", "views/local/sales.yaml", GOOD_VIEW + "    security: owner\n",
      "views/local/sales.yaml:8", "views[0].security", "is not one of"),
     ("non-string-property", "views/local/sales.yaml", GOOD_VIEW + "    properties: {tier: 3}\n",

@@ -15,7 +15,7 @@ from reconciler.plan.planner import Plan, PlanErrorCode, PlanOptions, YamlChange
 from tests.conftest import ROOT, run_cli
 from tests.memory_catalog import MemoryCatalog
 
-SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((ROOT / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
 DIGEST = "sha256:" + "0" * 64
 
 

@@ -14,7 +14,7 @@ import yaml
 from reconciler.adapters.managed.tables import view_meta
 from tests.conftest import ROOT, run_cli
 
-PLAN_SCHEMA = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
+PLAN_SCHEMA = json.loads((ROOT / "schemas" / "plan.schema.json").read_text())
 
 
 def _edit(repo: Path, rel: str, fn) -> None:  # type: ignore[no-untyped-def]

@@ -1,7 +1,7 @@
 """Catalog options: one pydantic model per catalog kind (`CatalogAdapter.Options`) is
 the single description of what a `catalogs:` entry of viewsync.yaml may hold.
 
-From the models come the catalog section of `reconciler/schemas/config.schema.json`
+From the models come the catalog section of `schemas/config.schema.json`
 (editor completion and the located errors of config loading) and the catalog
 option table of README.md; `scripts/regen_options.py` rewrites both and
 `tests/test_config_schema.py` fails when either is out of date. A renamed option

@@ -171,6 +171,18 @@ def output_names(sql: str, dialect: str | None, count: int) -> list[str] | None:
     return list(names) if names is not None and len(names) == count else None
 
 
+def output_offset(sql: str, dialect: str | None, index: int, count: int) -> int | None:
+    """0-based offset in `sql` of output column `index` of `count` (where its expression
+    starts); None when sqlglot cannot tell (a star, a different column count...)."""
+    node = shared_tree(sql, dialect)
+    first = first_select(node) if node is not None else None
+    if first is None or output_names(sql, dialect, count) is None:
+        return None
+    starts = [n.meta["start"] for n in first.selects[index].walk() if "start" in n.meta]
+    # sqlglot's offsets are into the trimmed text (_key); the spec's SQL is trimmed alike.
+    return min(starts) + (len(sql) - len(sql.lstrip())) if starts else None
+
+
 def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
     """Tables and views a query reads, as name parts (catalog?, db?, name), CTEs excluded."""
     return list(facts(sql, sqlglot_dialect(dialect)).tables)

@@ -1,7 +1,7 @@
 """The plan as a value: what `viewsync plan` decided, typed, and its JSON form.
 
 A `Plan` is what `plan --out` saves, `show` renders and `apply PLAN` carries
-out. Its JSON form (`to_json`, described by `reconciler/schemas/plan.schema.json`,
+out. Its JSON form (`to_json`, described by `schemas/plan.schema.json`,
 `format_version` 1) round-trips exactly through `from_json`:
 
 - `digest`: `Plan.digest()`, over what apply carries out and for whom (actions,

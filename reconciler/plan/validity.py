@@ -12,6 +12,7 @@ from reconciler.core import sql as vsql
 from reconciler.core.errors import Problem
 from reconciler.core.model import ViewId
 from reconciler.plan.model import Location, Plan, PlanErrorCode
+from reconciler.source import names
 from reconciler.source.declarations import Declarations
 
 # Spark's findings are located in their message already (reconciler.verify.result.Finding).
@@ -33,6 +34,11 @@ def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
             not_query = vsql.query_problem(rep.sql, rep.dialect)
             if not_query:
                 errors.append(_problem(decl, vid, j, not_query))
+        for k, col in enumerate(decl.views[vid].columns):
+            if names.surrounding_spaces(col.name):
+                warnings.append(str(decl.problem(vid, ("columns", k, "name"), (
+                    f"column name {col.name!r} begins or ends with a space; every query must quote it "
+                    f"with its spaces (`{col.name}`)"))))
     cycle = deps.find_cycle(decl.views)
     if cycle:
         message = "views depend on each other in a cycle: " + " -> ".join(str(v) for v in cycle)

@@ -26,13 +26,20 @@ VIEWS_DIR = "views"  # beside the config: views/<catalog>/<schema>.yaml
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
 # ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# The schemas' one copy in a source checkout: top-level schemas/, beside the package.
+SOURCE_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
 
 @cache
 def schema_document(name: str) -> Any:
-    """A JSON Schema shipped inside the package (`reconciler/schemas/`), so an installed
-    wheel finds it wherever it is installed."""
-    return json.loads(resources.files("reconciler").joinpath("schemas", name).read_text(encoding="utf-8"))
+    """A JSON Schema. The one copy lives in the repository's top-level `schemas/` (editors'
+    `$schema` comments point there); the wheel ships it inside the package as
+    `reconciler/schemas/` (setup.py), so an installed wheel finds it wherever it is installed,
+    and a source checkout or editable install reads it beside the package."""
+    packaged = resources.files("reconciler").joinpath("schemas", name)
+    if packaged.is_file():
+        return json.loads(packaged.read_text(encoding="utf-8"))
+    return json.loads(SOURCE_SCHEMAS.joinpath(name).read_text(encoding="utf-8"))
 
 
 @cache

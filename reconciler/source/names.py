@@ -1,5 +1,8 @@
 """Names that reach a catalog (catalog, schema, view, column): no control or
-invisible characters and no surrounding white space, by Unicode category.
+invisible characters, by Unicode category. Catalog, schema and view names also
+have no surrounding white space; a column name may begin or end with spaces
+(U+0020), as Spark allows (`count(*) AS `order count ``), never with other
+white space.
 
 The JSON Schema says the same with explicit character lists (both schema
 engines read those alike); this check is the one that knows Unicode."""
@@ -14,15 +17,31 @@ from typing import Any
 _INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 
 
-def problem(name: str) -> str | None:
-    """Why `name` is unusable, or None."""
+def _edge_space(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch) == "Zs"
+
+
+def problem(name: str, *, column: bool = False) -> str | None:
+    """Why `name` is unusable, or None; `column`: a column name, which may have surrounding spaces."""
     for ch in name:
         if unicodedata.category(ch) in _INVISIBLE:
             return f"invalid name {name!r}: invisible or control character U+{ord(ch):04X}"
-    if name != name.strip() or (name and (unicodedata.category(name[0]) == "Zs"
-                                          or unicodedata.category(name[-1]) == "Zs")):
+    if column:
+        if not name.strip(" "):
+            return f"invalid name {name!r}: only spaces" if name else "invalid name '': empty"
+        inner = name.strip(" ")
+        if _edge_space(inner[0]) or _edge_space(inner[-1]):
+            return f"invalid name {name!r}: surrounding white space other than spaces (U+0020)"
+        return None
+    if name and (_edge_space(name[0]) or _edge_space(name[-1])):
         return f"invalid name {name!r}: surrounding white space"
     return None
+
+
+def surrounding_spaces(name: str) -> bool:
+    """A (valid) column name that begins or ends with a space: worth a warning, as every
+    query must quote it with its spaces."""
+    return name != name.strip(" ")
 
 
 def problems(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -38,6 +57,6 @@ def problems(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]
         if msg:
             yield ("views", i, "name"), msg
         for j, col in enumerate(view.get("columns") or []):
-            msg = problem(col["name"])
+            msg = problem(col["name"], column=True)
             if msg:
                 yield ("views", i, "columns", j, "name"), msg

@@ -19,6 +19,7 @@ from typing import Any
 from reconciler.core import coltypes
 from reconciler.core import sql as vsql
 from reconciler.core.model import Column, LiveView, ViewId, ViewSpec
+from reconciler.source import names
 from reconciler.source.config import CatalogConfig
 from reconciler.verify import columns as vcols
 from reconciler.verify.locate import Locator, Where, offset_of
@@ -240,9 +241,6 @@ class Analysis:
                           "deps": [str(d) for d in s.deps]})
         if not views:
             return
-        read = {d for v in views for d in v["deps"]}
-        for v in views:
-            v["create"] = v["key"] in read
         answer = worker(self.settings).run({"stubs": list(stubs.values()), "views": views})
         by_key = {str(s.id): s for s in order}
         for r in answer["results"]:
@@ -280,6 +278,8 @@ class Analysis:
             offset = e.get("start")
             if offset is None and "line" in e:
                 offset = offset_of(s.sql, e["line"], e["pos"])
+            if offset is None and e["class"] == "COLUMN_ALREADY_EXISTS":
+                offset = _duplicate_offset(s.sql, r.get("schema") or [])
             if offset is None:
                 m = re.search(r'expression "([^"]+)"', e["message"])
                 at = s.sql.lower().find(m.group(1).lower()) if m else -1
@@ -303,7 +303,41 @@ class Analysis:
             self._find(s, "error", "column_type", self.locator.view(origin), str(err))
             self._record(s, ViewResult(s.id, "error"))
             return
+        # What is inferred gets declared (plan, --write-columns): it must be a valid declaration.
+        unusable = _unusable(inferred)
+        if unusable is not None:
+            offset = _duplicate_offset(s.sql, fields)
+            where = self.locator.sql(origin, DIALECT, offset) if offset is not None else self.locator.view(origin)
+            self._find(s, "error", "column_name", where, unusable)
+            self._record(s, ViewResult(s.id, "error", inferred))
+            return
         self._record(s, ViewResult(s.id, "ok", inferred, inferred=s.declared))
+
+
+def _unusable(columns: list[Column]) -> str | None:
+    """Why Spark's output columns cannot be declared as they are, or None."""
+    seen: set[str] = set()
+    for c in columns:
+        problem = names.problem(c.name, column=True)
+        if problem is not None:
+            return f"Spark's output column: {problem}; alias it"
+        if c.name.lower() in seen:
+            return (f"two output columns are named `{c.name}` (column names are compared ignoring case); "
+                    "alias one of them")
+        seen.add(c.name.lower())
+    return None
+
+
+def _duplicate_offset(sql: str, fields: list[dict[str, Any]]) -> int | None:
+    """Where the query's second output column of an already used name starts (Spark's
+    COLUMN_ALREADY_EXISTS has no position; its name lookup ignores case)."""
+    seen: set[str] = set()
+    for i, f in enumerate(fields):
+        name = str(f["name"]).lower()
+        if name in seen:
+            return vsql.output_offset(sql, "spark", i, len(fields))
+        seen.add(name)
+    return None
 
 
 def _columns(fields: list[dict[str, Any]] | None) -> list[Column] | None:

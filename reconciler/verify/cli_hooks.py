@@ -149,7 +149,7 @@ def import_sources(ws: Workspace, catalog: str, schemas: list[str] | None, force
             continue
         doc = vsources.document(catalog, name, {t: cols for (_, t), cols in tables.items()})
         path.parent.mkdir(parents=True, exist_ok=True)
-        header = "# yaml-language-server: $schema=../../reconciler/schemas/sources-file.schema.json\n"
+        header = "# yaml-language-server: $schema=../../schemas/sources-file.schema.json\n"
         path.write_text(header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100),
                         encoding="utf-8")
         written += len(tables)

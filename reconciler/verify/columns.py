@@ -128,7 +128,7 @@ def check(declared: list[Column], fields: list[dict[str, Any]], strict_upcast: b
         if field["name"].lower() != col.name.lower() and auto_named(field):
             issues.append(ColumnIssue("error", "unaliased_expression", f"column `{col.name}` is the unaliased "
                                       f"expression `{field['name']}`: Spark names it `{field['name']}` and refuses "
-                                      f"a view over it; write `{field['name']} AS {col.name}`"))
+                                      f"a view over it; write `{field['name']} AS {_ident(col.name)}`"))
             continue
         try:
             actual = from_spark_field(field)
@@ -153,6 +153,11 @@ def check(declared: list[Column], fields: list[dict[str, Any]], strict_upcast: b
         elif how == "incompatible":
             issues.append(ColumnIssue("error", "column_type", f"{base}: Spark cannot cast one to the other"))
     return issues
+
+
+def _ident(name: str) -> str:
+    """`name` as Spark SQL reads it (back-quoted unless a plain identifier, e.g. with spaces)."""
+    return name if _IDENT.match(name) else "`" + name.replace("`", "``") + "`"
 
 
 def _shown(field: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import yaml
 from tests.conftest import run_cli
 
 POLICY = """\
-# yaml-language-server: $schema=reconciler/schemas/access.schema.json
+# yaml-language-server: $schema=schemas/access.schema.json
 owners: [platform@example.com]
 groups:
   team-a: {members: [alice@example.com, alice-gh], codeowners: "@acme/team-a"}

@@ -143,3 +143,17 @@ def test_flink_rewrite_with_new_sql_keeps_not_null_and_lengths() -> None:
     assert out.parameters["flink.schema.0.data-type"] == "BIGINT NOT NULL"
     assert out.parameters["flink.schema.1.data-type"] == "BINARY(16)"
     assert out.view_original_text == out.view_expanded_text == "SELECT id, d FROM t2"  # new SQL, not stale text
+
+
+def test_a_spec_that_reads_back_invalid_is_a_plan_error_not_a_crash() -> None:
+    """Columns set without validation (two named `id`): every format answers a not_storable plan
+    error instead of letting pydantic's ValidationError escape (once an "unexpected" crash of plan)."""
+    from reconciler.core.model import Column
+
+    spec = ViewSpec(representations=[Representation(dialect=d, sql="SELECT a.id, b.id FROM t a, t b")
+                                     for d in ("spark", "hive", "trino", "flink")], security="invoker")
+    spec = spec.model_copy(update={"columns": [Column(name="id", type="bigint"), Column(name="ID", type="bigint")]})
+    for fmt in ("spark", "hive", "trino", "flink"):
+        [(code, message)] = check_view(fmt, spec, "catalog 'c': view v")
+        assert code == "not_storable" and "\n" not in message, (fmt, message)
+        assert message.lower().endswith("columns[1].name: duplicate column 'id'"), (fmt, message)

@@ -179,3 +179,31 @@ def test_adopted_spark_view_in_athena_catalog_stays_spark(tmp_path: Path, glue_u
     assert "presto_view" not in stored["Parameters"]
     assert stored["ViewOriginalText"] == SPARK
     assert stored["Parameters"]["view.catalogAndNamespace.part.0"] == "spark_catalog"
+
+
+@pytest.mark.parametrize("view_format", ["multi-dialect", "athena", "spark", "hive"])
+def test_column_names_with_surrounding_spaces_round_trip(view_format: str, tmp_path: Path, glue_url: str,
+                                                         raw_glue: Any) -> None:
+    """A column Spark and Athena accept, `order count ` (trailing space), is stored as is in
+    every Glue format and reads back: the plan after apply is empty."""
+    raw_glue.create_database(DatabaseInput={"Name": "analytics"})
+    repo = tmp_path / "repo"
+    (repo / "views" / "glue").mkdir(parents=True)
+    (repo / "viewsync.yaml").write_text(yaml.safe_dump({
+        "version": 1, "project": "t", "state": f"sqlite:///{tmp_path}/state.db",
+        "catalogs": {"glue": {"type": "glue", "region": "us-east-1", "catalog_id": "123456789012",
+                              "endpoint_url": glue_url, "view_format": view_format, "trino_owner": "analyst"}}}))
+    spark = "SELECT customer_id, count(*) AS `order count ` FROM analytics.orders GROUP BY customer_id"
+    (repo / "views" / "glue" / "analytics.yaml").write_text(yaml.safe_dump({
+        "catalog": "glue", "schema": "analytics",
+        "views": [{"name": "counts",
+                   "columns": [{"name": "customer_id", "type": "bigint"}, {"name": "order count ", "type": "bigint"}],
+                   "representations": [
+                       {"dialect": "trino", "sql": spark.replace("`", '"')}, {"dialect": "spark", "sql": spark},
+                       {"dialect": "hive", "sql": spark}]}]}, sort_keys=False))
+    applied = run_cli(repo, "apply", "--auto-approve")
+    assert applied.code == 0, applied.text
+    again = run_cli(repo, "plan", "--detailed-exitcode")
+    assert again.code == 0, again.text
+    stored = raw_glue.get_table(DatabaseName="analytics", Name="counts")["Table"]
+    assert [c["Name"] for c in stored["StorageDescriptor"]["Columns"]] == ["customer_id", "order count "], stored

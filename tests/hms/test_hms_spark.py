@@ -131,3 +131,22 @@ def test_unmanaged_views_are_never_written(spark: Any, adapter: HiveMetastoreAda
     assert snap.views["other"].managed_by == "proj"
     assert hms_client.get_table(database, "legacy") == before
     assert snap.tables == {"orders"}
+
+
+@pytest.mark.parametrize("write_format", ["spark", "hive"])
+def test_column_with_surrounding_spaces_is_read_by_spark(spark: Any, make_adapter: Any, database: str,
+                                                        orders: str, write_format: str) -> None:
+    """`order count ` (trailing space) as Spark names it: stored in either format, read back as
+    declared, and Spark queries the column by that name."""
+    adapter = make_adapter(write_format)
+    view = ViewId("hive", database, f"counts_{write_format}")
+    sql = "SELECT customer_id, count(*) AS `order count ` FROM orders GROUP BY customer_id"
+    spec = ViewSpec.model_validate({
+        "columns": [{"name": "customer_id", "type": "bigint"}, {"name": "order count ", "type": "bigint"}],
+        "representations": [{"dialect": write_format, "sql": sql}]})
+    want = apply(adapter, view, spec)
+    live = adapter.fetch(database).views[view.name]
+    assert live.spec.digest() == want.digest()
+    assert [c.name for c in live.spec.columns] == ["customer_id", "order count "]
+    rows = spark.sql(f"SELECT customer_id, `order count ` FROM {database}.{view.name} ORDER BY 1").collect()
+    assert [(r["customer_id"], r["order count "]) for r in rows] == [(1, 2), (2, 1)]

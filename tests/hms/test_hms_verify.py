@@ -134,3 +134,48 @@ def test_impact_names_declared_and_live_dependents(tmp_path: Path, metastore: An
     imp = next(i for i in json.loads(res.out)["verification"]["impact"] if i["view"]["name"] == "v1")
     assert imp["change"] == "columns_added" and not imp["breaking"]
     assert all(d["status"] == "ok" for d in imp["dependents"]) and len(imp["dependents"]) == 3
+
+
+def test_duplicate_output_columns_are_spark_s_error_at_the_column(tmp_path: Path, metastore: Any, spark: Any,
+                                                                  database: str, hms_client: Any) -> None:
+    """Spark refuses a view whose output names a column twice (COLUMN_ALREADY_EXISTS): so does the
+    verifier, located at the second column, and plan ends with that error, not a crash."""
+    orders(spark, database)
+    sql = "SELECT a.order_id, b.order_id\nFROM orders a JOIN orders b ON a.customer_id = b.customer_id"
+    repo = make_repo(tmp_path, metastore.uri, database, [view("dup", sql)])
+    before = metastore_state(hms_client)
+    assert run_cli(repo, "import", "--sources", "--catalog", "hive", "--schema", database).code == 0
+    for command in ("validate", "plan"):
+        res = run_cli(repo, command, "--spark")
+        assert res.code == 1, res.text
+        assert "unexpected" not in res.text, res.text
+        line = next(ln for ln in res.text.splitlines() if f"hive.{database}.dup:" in ln)
+        text = (repo / "views" / "hive" / f"{database}.yaml").read_text()
+        at = text.index("b.order_id")
+        where = f"{text.count(chr(10), 0, at) + 1}:{at - text.rfind(chr(10), 0, at)}"
+        assert f"views/hive/{database}.yaml:{where}:" in line, (where, line)
+        assert "COLUMN_ALREADY_EXISTS" in line and "`order_id`" in line, line
+    assert metastore_state(hms_client) == before
+
+
+def test_column_names_with_surrounding_spaces_apply_and_spark_reads_them(tmp_path: Path, metastore: Any,
+                                                                         spark: Any, database: str) -> None:
+    """Spark accepts `order count ` (trailing space) as a view column: validate infers it,
+    --write-columns writes it, apply stores it, Spark queries it and a plain plan is empty."""
+    orders(spark, database)
+    spark.sql(f"INSERT INTO {database}.orders VALUES (1, 7, 2.50, 'a'), (2, 7, 1.25, 'b')")
+    repo = make_repo(tmp_path, metastore.uri, database, [
+        view("counts", "SELECT customer_id, count(*) AS `order count ` FROM orders GROUP BY customer_id")])
+    assert run_cli(repo, "import", "--sources", "--catalog", "hive", "--schema", database).code == 0
+    wrote = run_cli(repo, "validate", "--spark", "--write-columns")
+    assert wrote.code == 0, wrote.text
+    doc = yaml.safe_load((repo / "views" / "hive" / f"{database}.yaml").read_text())
+    assert doc["views"][0]["columns"] == [{"name": "customer_id", "type": "bigint"},
+                                          {"name": "order count ", "type": "bigint"}]
+    applied = run_cli(repo, "apply", "--auto-approve")
+    assert applied.code == 0, applied.text
+    rows = spark.sql(f"SELECT `order count ` FROM {database}.counts").collect()
+    assert [r["order count "] for r in rows] == [2]
+    assert spark.table(f"{database}.counts").schema.names == ["customer_id", "order count "]
+    again = run_cli(repo, "plan", "--detailed-exitcode")
+    assert again.code == 0, again.text

@@ -145,3 +145,25 @@ def test_wrong_token_fails_cleanly_without_leaking(repo: Path) -> None:
     assert res.code == 1, res.out + res.err
     assert "not-the-right-token-777" not in res.out + res.err
     assert "Traceback" not in res.err
+
+
+def test_column_names_with_surrounding_spaces_round_trip(repo: Path, iceberg_auth_server: IcebergServer) -> None:
+    """`order count ` (trailing space, as Spark names it) is an Iceberg schema field as is: apply stores
+    it, the plan after is empty, and Spark's query column names keep it."""
+    token = iceberg_auth_server.token
+    assert token
+    ns = _ns(repo)
+    sql = "SELECT customer_id, count(*) AS `order count ` FROM sales.orders GROUP BY customer_id"
+    (repo / "views" / "lake" / f"{ns}.yaml").write_text(yaml.safe_dump({
+        "catalog": "lake", "schema": ns,
+        "views": [{"name": "counts",
+                   "columns": [{"name": "customer_id", "type": "bigint"}, {"name": "order count ", "type": "bigint"}],
+                   "representations": [{"dialect": "spark", "sql": sql}]}]}, sort_keys=False))
+    applied = run_cli(repo, "apply", "--auto-approve", "--allow-dirty", env={"ICEBERG_TOKEN": token})
+    assert applied.code == 0, applied.text
+    again = run_cli(repo, "plan", "--detailed-exitcode", env={"ICEBERG_TOKEN": token})
+    assert again.code == 0, again.text
+    adapter = open_adapter("lake", {"type": "iceberg-rest", "uri": iceberg_auth_server.uri, "token": token})
+    live = adapter.fetch(ns).views["counts"]
+    assert [c.name for c in live.spec.columns] == ["customer_id", "order count "]
+    assert live.handle.metadata["properties"]["spark.query-column-names"] == "customer_id,order count "

@@ -167,7 +167,7 @@ views:
                                             {"name": "total", "type": "decimal(28,2)", "comment": None}]
     statuses = {v["view"]["name"]: v for v in doc["verification"]["views"]}
     assert statuses["totals"]["inferred"] and statuses["narrowed"]["status"] == "warning"
-    schema = json.loads((ROOT / "reconciler" / "schemas" / "plan.schema.json").read_text())
+    schema = json.loads((ROOT / "schemas" / "plan.schema.json").read_text())
     jsonschema.validate(doc, schema)
     md = run_cli(repo, "plan", "--spark", "--format", "markdown")
     assert "#### Spark verification" in md.out and "`local.marts.totals`: `customer_id bigint`" in md.out, md.out
@@ -274,3 +274,80 @@ def test_a_dependent_that_changes_itself_is_not_blamed_on_its_input(tmp_path: Pa
     assert res.code == 0, res.text
     imp = next(i for i in json.loads(res.out)["verification"]["impact"] if i["view"]["name"] == "base")
     assert imp["dependents"] == [] and not imp["breaking"], imp
+
+
+DUPLICATES = """catalog: local
+schema: dups
+views:
+  - name: joined
+    representations:
+      - dialect: spark
+        sql: |
+          SELECT a.order_id, b.order_id
+          FROM sales.orders a JOIN sales.orders b ON a.customer_id = b.customer_id
+  - name: aggregates
+    representations:
+      - dialect: spark
+        sql: SELECT customer_id, count(*) AS n, sum(amount) AS N FROM sales.orders GROUP BY customer_id
+  - name: reader
+    representations:
+      - dialect: spark
+        sql: SELECT order_id FROM dups.joined
+  - name: nbsp
+    representations:
+      - dialect: spark
+        sql: "SELECT 1 AS `one\\u00a0`"
+"""
+
+
+def test_duplicate_output_columns_are_spark_s_error_located_at_the_column(tmp_path: Path) -> None:
+    """Spark refuses to create a view whose output names a column twice (also in other case):
+    validate and plan report COLUMN_ALREADY_EXISTS at the second column, nothing is inferred."""
+    repo = make_repo(tmp_path, {"dups": DUPLICATES})
+    f = "views/local/dups.yaml"
+    for args in (("validate", "--spark"), ("plan", "--spark")):
+        res = run_cli(repo, *args)
+        assert res.code == 1, res.text
+        assert "unexpected" not in res.text and "from Spark" not in res.out, res.text
+        for view, needle in (("joined", "b.order_id"), ("aggregates", "sum(amount) AS N")):
+            line = next(ln for ln in res.text.splitlines() if f"local.dups.{view}:" in ln and "COLUMN_ALREADY" in ln)
+            assert f"{f}:{position(DUPLICATES, needle)}: views[" in line and ".sql: " in line, line
+        assert "not checked: local.dups.reader (reads local.dups.joined, which has errors)" in res.out, res.out
+        # Spark accepts this name; a declaration cannot hold it, so it is not inferred but an error.
+        line = next(ln for ln in res.text.splitlines() if "local.dups.nbsp:" in ln)
+        assert f"{f}:{position(DUPLICATES, 'nbsp')}: views[3]: " in line, line
+        assert "surrounding white space other than spaces" in line and "alias it" in line, line
+
+
+SPACED = """catalog: local
+schema: marts
+views:
+  - name: counts
+    representations:
+      - dialect: spark
+        sql: SELECT customer_id, count(*) AS `order count ` FROM sales.orders GROUP BY customer_id
+  - name: reader
+    representations:
+      - dialect: spark
+        sql: SELECT `order count ` AS ` n` FROM marts.counts
+"""
+
+
+def test_column_names_with_surrounding_spaces_are_written_applied_and_read_back(tmp_path: Path) -> None:
+    """Spark accepts `order count ` as an output name: --write-columns declares it (with a warning
+    about the spaces), and the managed catalog stores it and plans empty afterwards."""
+    repo = make_repo(tmp_path, {"marts": SPACED})
+    wrote = run_cli(repo, "validate", "--spark", "--write-columns")
+    assert wrote.code == 0, wrote.text
+    doc = yaml.safe_load((repo / "views" / "local" / "marts.yaml").read_text())
+    assert [v["columns"] for v in doc["views"]] == [
+        [{"name": "customer_id", "type": "bigint"}, {"name": "order count ", "type": "bigint"}],
+        [{"name": " n", "type": "bigint"}]]
+    again = run_cli(repo, "validate", "--spark")
+    assert again.code == 0, again.text
+    assert ("views/local/marts.yaml:7:16: views[0].columns[1].name: column name 'order count ' begins or ends "
+            "with a space") in again.err, again.err
+    applied = run_cli(repo, "apply", "--spark", "--auto-approve", "--allow-dirty")
+    assert applied.code == 0, applied.text
+    plan = run_cli(repo, "plan", "--format", "json")
+    assert plan.code == 0 and json.loads(plan.out)["actions"] == [], plan.text

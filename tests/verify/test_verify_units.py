@@ -45,6 +45,8 @@ def test_column_check_messages() -> None:
     assert strict[0].severity == "error" and strict[0].code == "CANNOT_UP_CAST_DATATYPE"
     count = vcols.check(declared, [field("id", "bigint")], strict_upcast=False)
     assert count[0].code == "column_count" and "returns 1" in count[0].message
+    spaced = vcols.check([Column(name="order count ", type="bigint")], [field("count(1)", "bigint")], False)
+    assert "write `count(1) AS `order count ``" in spaced[0].message  # the suggested SQL runs as written
 
 
 TEXT = """catalog: local   # a comment

@@ -10,10 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from pydantic import ValidationError
+
 from reconciler.adapters import catalog_json
 from reconciler.adapters.metastore.formats import flink, hive, spark, trino
 from reconciler.adapters.metastore.formats import params as P
-from reconciler.adapters.metastore.formats.common import FormatError, fit_comments, too_deep
+from reconciler.adapters.metastore.formats.common import FormatError, fit_comments, invalid_spec, too_deep
 from reconciler.adapters.metastore.formats.detect import detect
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes
@@ -81,6 +83,10 @@ def write_view(
         table.parameters.update(P.extras_params(spec.canonical(), engine))
     except coltypes.ColumnTypeError as exc:
         raise FormatError(str(exc)) from None
+    except ValidationError as exc:
+        # What the engine would read back is no valid spec (e.g. two columns of one name):
+        # a plan error through check_view, never an unexpected crash.
+        raise FormatError(invalid_spec(exc)) from None
     except catalog_json.TooDeep:
         # A type CPython's JSON encoder cannot write (Spark's own reader, Jackson, stops at
         # 1,000 levels anyway): a plan error through check_view, never a RecursionError.

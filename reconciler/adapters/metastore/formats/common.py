@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
 from reconciler.adapters.metastore.formats.params import COLUMN_COMMENT_LIMIT
 from reconciler.adapters.metastore.formats.table import HiveColumn
 from reconciler.core import coltypes
@@ -19,6 +21,12 @@ if TYPE_CHECKING:
 class FormatError(DecodeError, ValueError):
     """A table that does not decode in its format, or a spec a format cannot encode.
     (Still a ValueError: the codecs' own parsing catches rely on it.)"""
+
+
+def invalid_spec(exc: ValidationError) -> str:
+    """pydantic's error on a spec in one line: the located messages only."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: " * bool(e["loc"]) + str(e["msg"]).removeprefix("Value error, ")
+                     for e in exc.errors())
 
 
 def too_deep(columns: Iterable[Column], store: str) -> FormatError:

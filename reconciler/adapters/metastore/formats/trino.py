@@ -23,9 +23,11 @@ import base64
 import binascii
 from typing import Any
 
+from pydantic import ValidationError
+
 from reconciler.adapters import catalog_json
 from reconciler.adapters.metastore.formats import params as P
-from reconciler.adapters.metastore.formats.common import FormatError, sql_for
+from reconciler.adapters.metastore.formats.common import FormatError, invalid_spec, sql_for
 from reconciler.adapters.metastore.formats.table import HiveColumn, TableDesc
 from reconciler.core import coltypes
 from reconciler.core.model import Column, Representation, ViewSpec
@@ -150,7 +152,9 @@ def from_definition(doc: dict[str, Any], properties: dict[str, str] | None = Non
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise FormatError(f"unreadable Trino view definition: missing or bad {exc}") from None
-    except ValueError as exc:  # pydantic validation (e.g. empty originalSql)
+    except ValidationError as exc:  # e.g. empty originalSql
+        raise FormatError(f"unreadable Trino view definition: {invalid_spec(exc)}") from None
+    except ValueError as exc:
         raise FormatError(f"unreadable Trino view definition: {exc}") from None
 
 
