@@ -11,7 +11,7 @@ it declares (`known_columns`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,11 +267,6 @@ def lineage_of_spec(view: str, spec: Mapping[str, Any], known_columns: Mapping[s
                           known_columns)
     result.sql, result.dialect = reps[chosen], chosen
     return result
-
-
-def columns_map(specs: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """Declared column names per view (`catalog.schema.name`), for `SELECT *` expansion."""
-    return {view: [c["name"] for c in spec.get("columns") or []] for view, spec in specs}
 
 
 def diff(before: Lineage | None, after: Lineage | None) -> list[str]:

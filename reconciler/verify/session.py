@@ -239,60 +239,78 @@ def _alive(pid: int) -> bool:
         return False
 
 
-_workers: dict[str, SparkWorker] = {}
-_starting: dict[str, threading.Thread] = {}
-_failed: dict[str, BaseException] = {}
-_workers_lock = threading.Lock()
-
-
 def _key(settings: SparkSettings) -> str:
     return json.dumps({**dataclasses.asdict(settings), "verify": None}, sort_keys=True)
 
 
-def _start(key: str, settings: SparkSettings) -> None:
-    try:
-        w = SparkWorker(settings)
-    except BaseException as exc:  # noqa: BLE001 - handed to the thread that needs the worker
-        with _workers_lock:
-            _failed[key] = exc
-        return
-    with _workers_lock:
-        _workers[key] = w
+class WorkerPool:
+    """Spark workers by settings, started ahead (`prestart`) or on first use (`worker`).
+
+    A JVM takes seconds to start, so a pool lives as long as its owner wants its workers:
+    the command line uses one pool for its process (`PROCESS`), closed at exit; a caller
+    that runs many commands in one process (the tests) shares it too."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards the three maps below
+        self._workers: dict[str, SparkWorker] = {}
+        self._starting: dict[str, threading.Thread] = {}
+        self._failed: dict[str, BaseException] = {}
+
+    def _start(self, key: str, settings: SparkSettings) -> None:
+        try:
+            w = SparkWorker(settings)
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that needs the worker
+            with self._lock:
+                self._failed[key] = exc
+            return
+        with self._lock:
+            self._workers[key] = w
+
+    def prestart(self, settings: SparkSettings) -> None:
+        """Start the worker in the background: Spark's start-up overlaps reading the catalogs."""
+        key = _key(settings)
+        with self._lock:
+            if key in self._workers or key in self._starting:
+                return
+            self._failed.pop(key, None)
+            thread = threading.Thread(target=self._start, args=(key, settings), name="viewsync-spark-start",
+                                      daemon=True)
+            self._starting[key] = thread
+        thread.start()
+
+    def worker(self, settings: SparkSettings) -> SparkWorker:
+        """The worker for these settings, started now unless started ahead; raises what its
+        start raised (no Java, no PySpark...)."""
+        key = _key(settings)
+        with self._lock:
+            thread = self._starting.pop(key, None)
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            failed = self._failed.pop(key, None)
+            if failed is not None:
+                raise failed
+            w = self._workers.get(key)
+            if w is None or w._proc.poll() is not None:
+                w = SparkWorker(settings)
+                self._workers[key] = w
+            return w
+
+    def close(self) -> None:
+        """Stop every worker of the pool."""
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for w in workers:
+            w.close()
+
+
+PROCESS = WorkerPool()  # the command line's: one per process, its JVMs stopped at exit
+atexit.register(PROCESS.close)
 
 
 def prestart(settings: SparkSettings) -> None:
-    """Start the worker in the background: Spark's start-up overlaps reading the catalogs."""
-    key = _key(settings)
-    with _workers_lock:
-        if key in _workers or key in _starting:
-            return
-        _failed.pop(key, None)
-        thread = threading.Thread(target=_start, args=(key, settings), name="viewsync-spark-start", daemon=True)
-        _starting[key] = thread
-    thread.start()
+    PROCESS.prestart(settings)
 
 
 def worker(settings: SparkSettings) -> SparkWorker:
-    """The worker for these settings, started on first use and kept for the process."""
-    key = _key(settings)
-    with _workers_lock:
-        thread = _starting.pop(key, None)
-    if thread is not None:
-        thread.join()
-    with _workers_lock:
-        failed = _failed.pop(key, None)
-        if failed is not None:
-            raise failed
-        w = _workers.get(key)
-        if w is None or w._proc.poll() is not None:
-            w = SparkWorker(settings)
-            _workers[key] = w
-        return w
-
-
-@atexit.register
-def close_all() -> None:
-    with _workers_lock:
-        for w in _workers.values():
-            w.close()
-        _workers.clear()
+    return PROCESS.worker(settings)

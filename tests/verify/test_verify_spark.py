@@ -197,7 +197,7 @@ def test_missing_pyspark_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     from reconciler.verify import session
 
     monkeypatch.setattr(session, "_pyspark_dir", lambda: None)
-    monkeypatch.setattr(session, "_workers", {})
+    monkeypatch.setattr(session, "PROCESS", session.WorkerPool())
     repo = make_repo(tmp_path, {"checks": CHECKS})
     res = run_cli(repo, "validate", "--spark")
     assert res.code == 1
