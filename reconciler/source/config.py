@@ -27,7 +27,7 @@ DEFAULT_STATE = "sqlite:///.viewsync/state.db"
 # ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 # The schemas' one copy in a source checkout: top-level schemas/, beside the package.
-SOURCE_SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+SOURCE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"  # reconciler/source/config.py -> the repository
 
 
 @cache
