@@ -131,35 +131,11 @@ def validate(
                                                 "into views that omit them.")] = False,
 ) -> None:
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
-    from reconciler.access import hooks as access_hooks
-    from reconciler.plan import validity
+    from reconciler.services.validate import ValidateRequest
+    from reconciler.services.validate import validate as validate_service
 
     ws = _open(ctx)
-    if spark:
-        from reconciler.verify import cli_hooks
-
-        cli_hooks.prestart(ws)
-    from reconciler.services.plan import declarations
-
-    decl = declarations(ws, ref)
-    problems, warnings = validity.check(decl)
-    policy = access_hooks.policy_at(ws.root, ws.config.path, ref)
-    if policy is not None and ref is None:
-        stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
-        if stale is not None:
-            problems.append(stale)
-        if missing:
-            warnings.append(missing)
-    for w in warnings:
-        err(ctx, f"Warning: {w}")
-    if problems:
-        raise ValidationFailed(problems)
-    if write_columns and not spark:
-        raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
-    if spark:
-        from reconciler.verify import cli_hooks
-
-        cli_hooks.validate(ws, decl, ref, write_columns, _session(ctx).out, _session(ctx).err)
+    decl = validate_service(ws, ValidateRequest(ref, spark, write_columns), _session(ctx).out, _session(ctx).err)
     out(ctx, f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
@@ -433,20 +409,10 @@ def import_(
 @app.command()
 def codeowners(ctx: typer.Context) -> None:
     """Write .github/CODEOWNERS from the access policy (view files to their schemas' owners)."""
-    from reconciler.access import codeowners as co
-    from reconciler.access import gitauthors
-    from reconciler.access import hooks as access_hooks
+    from reconciler.services.codeowners import write_codeowners
 
-    ws = _open(ctx)
-    decl = ws.declarations()
-    text = access_hooks.codeowners_text(ws.root, ws.config.path, decl.files)
-    if text is None:
-        raise UserError("no access policy (access: in viewsync.yaml or access.yaml): nothing to derive "
-                        "CODEOWNERS from")
-    path = gitauthors.git_top(ws.root) / co.CODEOWNERS_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    out(ctx, f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
+    path, files = write_codeowners(_open(ctx))
+    out(ctx, f"Wrote {path} ({files} view file(s)).\n")
 
 
 @app.command()
