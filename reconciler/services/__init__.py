@@ -4,7 +4,7 @@ returns a value the CLI renders; prompts and printing reach it as callbacks.
 
 `plan` (the plan, YAML changes since a base, access check, security notes, error
 locations), `apply` (dirty check, repair, saved plans, planning, access re-check, the run),
-`drift`, `history` and `importer` (`viewsync import`).
+`validate`, `drift`, `history`, `importer` (`viewsync import`) and `codeowners`.
 
 May import everything below it (`core` to `verify`) and `workspace`; only `cli.py` imports it.
 Heavy modules are imported inside the functions, after the catalogs' prefetch has started.
