@@ -394,9 +394,9 @@ def import_(
     from reconciler.services.importer import import_catalog
 
     if sources:
-        from reconciler.verify import cli_hooks
+        from reconciler.services import spark as spark_service
 
-        cli_hooks.import_sources(_open(ctx), catalog, schema, force, _session(ctx).out, _session(ctx).err)
+        spark_service.import_sources(_open(ctx), catalog, schema, force, _session(ctx).out, _session(ctx).err)
         return
     result = import_catalog(_open(ctx), catalog, schema, force)
     for path in result.skipped:
@@ -422,9 +422,9 @@ def impact(
     fmt: Format = OutputFormat.TEXT,
 ) -> None:
     """The views that read VIEW (declared and live), and what its declared change or a drop does to them."""
-    from reconciler.verify import cli_hooks
+    from reconciler.services import spark as spark_service
 
-    out(ctx, cli_hooks.impact(_open(ctx), _parse_view(view), fmt))
+    out(ctx, spark_service.impact(_open(ctx), _parse_view(view), fmt))
 
 
 @app.command("force-unlock")

@@ -71,9 +71,9 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
         ViewsyncError: a catalog cannot be read, or Spark cannot start.
     """
     if spark or ws.config.spark.verify:
-        from reconciler.verify import cli_hooks
+        from reconciler.services import spark as spark_service
 
-        return cli_hooks.plan(ws, opts, decl, git, ref, allow_breaking)
+        return spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
     result, _ = ws.plan(opts, decl, git)
     return result
 

@@ -43,9 +43,9 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
     from reconciler.services.plan import declarations
 
     if request.spark:
-        from reconciler.verify import cli_hooks
+        from reconciler.services import spark as spark_service
 
-        cli_hooks.prestart(ws)  # Spark starts while the declarations load
+        spark_service.prestart(ws)  # Spark starts while the declarations load
     decl = declarations(ws, request.ref)
     problems, warnings = validity.check(decl)
     policy = access_hooks.policy_at(ws.root, ws.config.path, request.ref)
@@ -62,7 +62,7 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
     if request.write_columns and not request.spark:
         raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
     if request.spark:
-        from reconciler.verify import cli_hooks
+        from reconciler.services import spark as spark_service
 
-        cli_hooks.validate(ws, decl, request.ref, request.write_columns, out, warn)
+        spark_service.validate(ws, decl, request.ref, request.write_columns, out, warn)
     return decl
