@@ -162,12 +162,13 @@ def plan(
     """Diff declarations against the live catalogs."""
     g = _g(ctx)
     ws = _open(ctx)
-    from reconciler.render import plan as render
     from reconciler.services import plan as plan_service
 
     request = plan_service.PlanRequest(_scope(catalog, select, prune, adopt, allow_mass_drop), ref, base, spark,
                                        allow_breaking, actor)
     result = plan_service.plan(ws, request)
+    from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
+
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
     out(ctx, render.render(result, fmt, g.color))
@@ -214,8 +215,12 @@ def apply(
     """Carry out the plan: write views, versions and audit records."""
     g = _g(ctx)
     ws = _open(ctx)
-    from reconciler.render import plan as render
     from reconciler.services import apply as apply_service
+
+    def show_plan(plan: Plan) -> None:
+        from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
+
+        out(ctx, render.render(plan, OutputFormat.TEXT, g.color))
 
     def confirm(_: Plan) -> bool:
         if auto_approve:
@@ -227,6 +232,8 @@ def apply(
         return answer.strip() == "yes"
 
     def progress(action: Action, outcome: str, error: str | None) -> None:
+        from reconciler.render import plan as render
+
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(ctx, line + (f" ({error})" if error else "") + "\n")
 
@@ -242,9 +249,8 @@ def apply(
         out(ctx, f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, "
             f"{len(res.failed)} failed{refused}, {len(res.skipped)} skipped (run {res.run_id}).\n")
 
-    ui = apply_service.ApplyUI(show_plan=lambda p: out(ctx, render.render(p, OutputFormat.TEXT, g.color)),
-                               confirm=confirm, progress=progress, note=lambda note: out(ctx, note + "\n"),
-                               warn=_session(ctx).err, done=done)
+    ui = apply_service.ApplyUI(show_plan=show_plan, confirm=confirm, progress=progress,
+                               note=lambda note: out(ctx, note + "\n"), warn=_session(ctx).err, done=done)
     request = apply_service.ApplyRequest(plan_file, _scope(catalog, select, prune, adopt, allow_mass_drop), actor,
                                          allow_dirty, lock_timeout, spark, allow_breaking)
     outcome = apply_service.apply(ws, request, ui)
@@ -267,7 +273,7 @@ def drift(
     from reconciler.services.drift import drift as drift_service
 
     report = drift_service(ws, tuple(catalog or ()), tuple(select or ()))
-    from reconciler.plan import drift as drift_mod
+    from reconciler.plan import drift as drift_mod  # once the service has the catalogs' prefetch going
 
     text = drift_mod.render(report, fmt)
     if out_file:
