@@ -36,7 +36,8 @@ import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
 from reconciler.plan.planner import PlanOptions
-from reconciler.verify import cli_hooks, planning, session
+from reconciler.services import spark as spark_service
+from reconciler.verify import planning, session
 from reconciler.workspace import Workspace
 root, mode = Path(sys.argv[1]), sys.argv[2]
 ws = Workspace.open(root)
@@ -46,7 +47,7 @@ if mode == "full":
     checked, errors = sum(1 for r in result.results.values() if r.status in ("ok", "warning")), len(result.errors())
     actions = None
 else:
-    plan = cli_hooks.plan(ws, PlanOptions(project=ws.config.project), decl, None, None, False)
+    plan = spark_service.plan(ws, PlanOptions(project=ws.config.project), decl, None, None, False)
     ver = plan.verification or {}
     checked = sum(1 for r in ver.get("views", []) if r["status"] in ("ok", "warning"))
     errors, actions = len(plan.errors), len(plan.actions)

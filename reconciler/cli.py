@@ -6,7 +6,6 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -20,11 +19,10 @@ from reconciler.core.secrets import redact
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
 # no SQLAlchemy (unless a catalog needs it), no GitPython and no sqlglot.
 if TYPE_CHECKING:
-    from reconciler.core.gitinfo import GitInfo
     from reconciler.core.model import ViewId
-    from reconciler.events.dispatch import Emitter
-    from reconciler.plan.planner import Action, Plan, PlanOptions
-    from reconciler.source.declarations import Declarations
+    from reconciler.plan.planner import Action, Plan
+    from reconciler.services.apply import ApplyOutcome
+    from reconciler.services.plan import Scope
     from reconciler.workspace import Workspace
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -122,23 +120,6 @@ def _open(ctx: typer.Context) -> Workspace:
     return ws
 
 
-def _declarations(ws: Workspace, ref: str | None) -> Declarations:
-    from reconciler.source import gitsrc
-
-    if ref:
-        return ws.declarations(gitsrc.files_at(ws.root, ref))
-    return ws.declarations()
-
-
-def _options(ws: Workspace, catalog: list[str] | None, select: list[str] | None, prune: bool = False,
-             adopt: bool = False, allow_mass_drop: bool = False) -> PlanOptions:
-    from reconciler.plan.planner import PlanScope
-    from reconciler.plan.scope import plan_options
-
-    return plan_options(ws.config, PlanScope(catalogs=tuple(catalog or ()), select=tuple(select or ()),
-                                             prune=prune, adopt=adopt, allow_mass_drop=allow_mass_drop))
-
-
 # ----------------------------------------------------------------- commands
 @app.command()
 def validate(
@@ -150,33 +131,11 @@ def validate(
                                                 "into views that omit them.")] = False,
 ) -> None:
     """Check config and declarations offline: YAML, JSON Schema, semantics, SQL (one query, no cycles)."""
-    from reconciler.access import hooks as access_hooks
-    from reconciler.plan import validity
+    from reconciler.services.validate import ValidateRequest
+    from reconciler.services.validate import validate as validate_service
 
     ws = _open(ctx)
-    if spark:
-        from reconciler.verify import cli_hooks
-
-        cli_hooks.prestart(ws)
-    decl = _declarations(ws, ref)
-    problems, warnings = validity.check(decl)
-    policy = access_hooks.policy_at(ws.root, ws.config.path, ref)
-    if policy is not None and ref is None:
-        stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
-        if stale is not None:
-            problems.append(stale)
-        if missing:
-            warnings.append(missing)
-    for w in warnings:
-        err(ctx, f"Warning: {w}")
-    if problems:
-        raise ValidationFailed(problems)
-    if write_columns and not spark:
-        raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
-    if spark:
-        from reconciler.verify import cli_hooks
-
-        cli_hooks.validate(ws, decl, ref, write_columns, _session(ctx).out, _session(ctx).err)
+    decl = validate_service(ws, ValidateRequest(ref, spark, write_columns), _session(ctx).out, _session(ctx).err)
     out(ctx, f"Valid: {len(decl.views)} view(s) in {len(decl.files)} file(s), "
         f"{len(ws.config.catalogs)} catalog(s).\n")
 
@@ -203,24 +162,13 @@ def plan(
     """Diff declarations against the live catalogs."""
     g = _g(ctx)
     ws = _open(ctx)
-    if ref is None:
-        ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler.access import hooks as access_hooks
-    from reconciler.access.security import notes as security_notes
-    from reconciler.plan import validity
-    from reconciler.plan.yaml_changes import declaration_changes
-    from reconciler.render import plan as render
-    from reconciler.source import gitsrc
+    from reconciler.services import plan as plan_service
 
-    decl = _declarations(ws, ref)
-    info = gitsrc.info(ws.root, ref)
-    opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-    result = _plan(ws, opts, decl, info, ref, spark, allow_breaking)
-    if base:
-        result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, base)), decl)
-    access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, actor, ref, base)
-    result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
-    validity.locate(result, decl)  # errors added since the planner's (verification, access)
+    request = plan_service.PlanRequest(_scope(catalog, select, prune, adopt, allow_mass_drop), ref, base, spark,
+                                       allow_breaking, actor)
+    result = plan_service.plan(ws, request)
+    from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
+
     if out_file:
         out_file.write_text(render.as_json(result), encoding="utf-8")
     out(ctx, render.render(result, fmt, g.color))
@@ -230,14 +178,11 @@ def plan(
         raise typer.Exit(2)
 
 
-def _plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None,
-          ref: str | None, spark: bool, allow_breaking: bool) -> Plan:
-    if spark or ws.config.spark.verify:
-        from reconciler.verify import cli_hooks
+def _scope(catalog: list[str] | None, select: list[str] | None, prune: bool = False, adopt: bool = False,
+           allow_mass_drop: bool = False) -> Scope:
+    from reconciler.services.plan import Scope
 
-        return cli_hooks.plan(ws, opts, decl, git, ref, allow_breaking)
-    result, _ = ws.plan(opts, decl, git)
-    return result
+    return Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
 
 
 @app.command()
@@ -270,80 +215,49 @@ def apply(
     """Carry out the plan: write views, versions and audit records."""
     g = _g(ctx)
     ws = _open(ctx)
-    if plan_file is None:
-        ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler.access import hooks as access_hooks
-    from reconciler.apply.run import apply_plan, repair_before_plan
-    from reconciler.events.commands import open_emitter
-    from reconciler.plan import saved as saved_plan
-    from reconciler.plan import validity
-    from reconciler.render import plan as render
-    from reconciler.source import gitsrc
+    from reconciler.services import apply as apply_service
 
-    dirty = gitsrc.dirty_paths(ws.root)
-    if dirty and not allow_dirty:
-        raise UserError("uncommitted changes to declarations: " + ", ".join(dirty[:10])
-                        + "; commit them or pass --allow-dirty")
-    info = gitsrc.info(ws.root)
-    who = gitsrc.actor(actor, ws.root)
-    decl = ws.declarations()  # bad input stops here, before anything is written
-    # Records left by a dead apply are repaired before planning (nothing is created when there are none).
-    repair_before_plan(ws, ws.state(create=False), who, lock_timeout, lambda note: out(ctx, note + "\n"),
-                       lambda store: open_emitter(ws, store.engine, decl.views, _session(ctx).err))
-    if plan_file is not None:
-        result = saved_plan.load(plan_file)
-        saved_plan.verify(ws, result, plan_file, decl)
-    else:
-        opts = _options(ws, catalog, select, prune, adopt, allow_mass_drop)
-        result = _plan(ws, opts, decl, info, None, spark, allow_breaking)
-        validity.locate(result, decl)
-    out(ctx, render.render(result, OutputFormat.TEXT, g.color))
-    if result.errors:
-        raise typer.Exit(1)
-    access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, actor, who,
-                             ws.config.state_url, info)
-    if not result.has_changes:
-        out(ctx, "Nothing to apply.\n")
-        _deliver_pending(open_emitter(ws, ws.state().engine, log=_session(ctx).err), _session(ctx).err)
-        return
-    if not auto_approve:
+    def show_plan(plan: Plan) -> None:
+        from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
+
+        out(ctx, render.render(plan, OutputFormat.TEXT, g.color))
+
+    def confirm(_: Plan) -> bool:
+        if auto_approve:
+            return True
         if not sys.stdin.isatty():
             raise UserError("refusing to apply without confirmation: no terminal to ask on; "
                             "pass --auto-approve (e.g. in CI)")
-        answer = typer.prompt("Apply these actions? Only 'yes' will be accepted", default="", show_default=False)
-        if answer.strip() != "yes":
-            out(ctx, "Apply cancelled.\n")
-            raise typer.Exit(1)
-    state = ws.state()
+        answer: str = typer.prompt("Apply these actions? Only 'yes' will be accepted", default="", show_default=False)
+        return answer.strip() == "yes"
 
     def progress(action: Action, outcome: str, error: str | None) -> None:
+        from reconciler.render import plan as render
+
         line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
         out(ctx, line + (f" ({error})" if error else "") + "\n")
 
-    emitter = open_emitter(ws, state.engine, decl.views, _session(ctx).err)
-    res = apply_plan(ws, result, state, who, info, lock_timeout, progress, events=emitter,
-                     on_note=lambda note: out(ctx, note + "\n"))
-    if res.ok:  # the owners were written inside the run, after its views
-        for change in result.schema_owners:
-            out(ctx, f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
-    refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
-    out(ctx, f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, {len(res.failed)} failed"
-        f"{refused}, "
-        f"{len(res.skipped)} skipped (run {res.run_id}).\n")
-    _deliver_pending(emitter, _session(ctx).err)
-    if res.owner_errors:
-        raise UserError("schema owners not all written: " + "; ".join(res.owner_errors))
-    if not res.ok:
+    def done(outcome: ApplyOutcome) -> None:
+        res = outcome.run
+        if res is None:
+            out(ctx, "Nothing to apply.\n")
+            return
+        if res.ok:  # the owners were written inside the run, after its views
+            for change in outcome.plan.schema_owners:
+                out(ctx, f"~ schema {change.catalog}.{change.schema} owner: {change.after!r}\n")
+        refused = f", {len(res.refused)} refused by hooks" if res.refused else ""
+        out(ctx, f"Apply {'complete' if res.ok else 'FAILED'}: {len(res.applied)} applied, "
+            f"{len(res.failed)} failed{refused}, {len(res.skipped)} skipped (run {res.run_id}).\n")
+
+    ui = apply_service.ApplyUI(show_plan=show_plan, confirm=confirm, progress=progress,
+                               note=lambda note: out(ctx, note + "\n"), warn=_session(ctx).err, done=done)
+    request = apply_service.ApplyRequest(plan_file, _scope(catalog, select, prune, adopt, allow_mass_drop), actor,
+                                         allow_dirty, lock_timeout, spark, allow_breaking)
+    outcome = apply_service.apply(ws, request, ui)
+    if outcome.status is apply_service.Status.CANCELLED:
+        out(ctx, "Apply cancelled.\n")
+    if not outcome.ok:
         raise typer.Exit(1)
-
-
-def _deliver_pending(emitter: Emitter, warn: Callable[[str], None]) -> None:
-    """Every apply ends by retrying what is in the outbox; a sink that is down never fails it."""
-
-    report = emitter.drain()
-    if report.pending:
-        warn(f"Warning: {report.pending} event deliveries pending; the next apply or `viewsync events deliver` "
-            "retries them")
 
 
 @app.command()
@@ -356,14 +270,11 @@ def drift(
 ) -> None:
     """Report where live catalogs differ from declarations; exit 2 on drift."""
     ws = _open(ctx)
-    ws.prefetch(catalog or ())  # the catalogs answer while the rest loads
-    from reconciler.plan import drift as drift_mod
+    from reconciler.services.drift import drift as drift_service
 
-    decl = ws.declarations()
-    opts = _options(ws, catalog, select, prune=True, adopt=False, allow_mass_drop=True)
-    result, snapshots = ws.plan(opts, decl)
-    state = ws.state(create=False)
-    report = drift_mod.classify(result, snapshots, state.last_versions(list(ws.config.catalogs)))
+    report = drift_service(ws, tuple(catalog or ()), tuple(select or ()))
+    from reconciler.plan import drift as drift_mod  # once the service has the catalogs' prefetch going
+
     text = drift_mod.render(report, fmt)
     if out_file:
         out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
@@ -387,16 +298,14 @@ def _parse_view(text: str) -> ViewId:
 def history(ctx: typer.Context, view: Annotated[str, typer.Argument(help="catalog.schema.view")],
             fmt: Format = OutputFormat.TEXT) -> None:
     """Versions of a view: ours (with commit, actor, time) and the catalog's native ones."""
+    from reconciler.services.history import history as history_service
     from reconciler.state import history as history_mod
 
-    ws = _open(ctx)
-    vid = _parse_view(view)
-    rows = ws.state(create=False).versions_of(vid)
-    native = ws.adapter(vid.catalog).native_history(vid) if vid.catalog in ws.config.catalogs else []
+    h = history_service(_open(ctx), _parse_view(view))
     if fmt is OutputFormat.JSON:
-        out(ctx, json.dumps(history_mod.history_json(vid, rows, native), indent=2) + "\n")
+        out(ctx, json.dumps(history_mod.history_json(h.view, h.versions, h.native), indent=2) + "\n")
     else:
-        out(ctx, history_mod.history_text(vid, rows, native))
+        out(ctx, history_mod.history_text(h.view, h.versions, h.native))
 
 
 @app.command()
@@ -465,8 +374,9 @@ def lineage(
 ) -> None:
     """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted)."""
     from reconciler.events import commands as event_cmds
+    from reconciler.services.plan import declarations
 
-    decl = _declarations(_open(ctx), ref)
+    decl = declarations(_open(ctx), ref)
     vid = _parse_view(view)
     if vid not in decl.views:
         raise UserError(f"{vid}: not declared")
@@ -487,12 +397,12 @@ def import_(
                                                            "Spark verifier) instead of views.")] = False,
 ) -> None:
     """Write YAML declarations for the views that exist in a catalog."""
-    from reconciler.source.importer import import_catalog
+    from reconciler.services.importer import import_catalog
 
     if sources:
-        from reconciler.verify import cli_hooks
+        from reconciler.services import spark as spark_service
 
-        cli_hooks.import_sources(_open(ctx), catalog, schema, force, _session(ctx).out, _session(ctx).err)
+        spark_service.import_sources(_open(ctx), catalog, schema, force, _session(ctx).out, _session(ctx).err)
         return
     result = import_catalog(_open(ctx), catalog, schema, force)
     for path in result.skipped:
@@ -505,20 +415,10 @@ def import_(
 @app.command()
 def codeowners(ctx: typer.Context) -> None:
     """Write .github/CODEOWNERS from the access policy (view files to their schemas' owners)."""
-    from reconciler.access import codeowners as co
-    from reconciler.access import gitauthors
-    from reconciler.access import hooks as access_hooks
+    from reconciler.services.codeowners import write_codeowners
 
-    ws = _open(ctx)
-    decl = ws.declarations()
-    text = access_hooks.codeowners_text(ws.root, ws.config.path, decl.files)
-    if text is None:
-        raise UserError("no access policy (access: in viewsync.yaml or access.yaml): nothing to derive "
-                        "CODEOWNERS from")
-    path = gitauthors.git_top(ws.root) / co.CODEOWNERS_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    out(ctx, f"Wrote {co.CODEOWNERS_PATH} ({len(decl.files)} view file(s)).\n")
+    path, files = write_codeowners(_open(ctx))
+    out(ctx, f"Wrote {path} ({files} view file(s)).\n")
 
 
 @app.command()
@@ -528,9 +428,9 @@ def impact(
     fmt: Format = OutputFormat.TEXT,
 ) -> None:
     """The views that read VIEW (declared and live), and what its declared change or a drop does to them."""
-    from reconciler.verify import cli_hooks
+    from reconciler.services import spark as spark_service
 
-    out(ctx, cli_hooks.impact(_open(ctx), _parse_view(view), fmt))
+    out(ctx, spark_service.impact(_open(ctx), _parse_view(view), fmt))
 
 
 @app.command("force-unlock")

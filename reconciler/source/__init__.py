@@ -1,6 +1,6 @@
 """Reading intent: `viewsync.yaml` (`config`), the view files (`declarations`, with YAML
-positions from `yamlsrc` and name rules from `names`), files at a git ref (`gitsrc`), and
-`viewsync import`, which writes view files from a catalog (`importer`).
+positions from `yamlsrc` and name rules from `names`) and files at a git ref (`gitsrc`).
+(`viewsync import`, which writes view files from a catalog, is `services.importer`.)
 
 May import `core`, and `adapters` for catalog options. Every problem is located
 (file:line:col, field); nothing here writes to a catalog or the state store.

@@ -72,7 +72,21 @@ class ImportResult:
 
 
 def import_catalog(ws: Workspace, catalog: str, schemas: list[str] | None, force: bool) -> ImportResult:
-    """Write views/<catalog>/<schema>.yaml for every schema of `catalog` (or those named)."""
+    """Write views/<catalog>/<schema>.yaml for every schema of `catalog` (or those named).
+
+    Args:
+        ws: the repository, opened.
+        catalog: the configured catalog to read.
+        schemas: only these schemas (every schema of the catalog when None or empty).
+        force: overwrite view files that exist (else they are skipped).
+
+    Returns:
+        The files written (with their view counts) and those skipped.
+
+    Raises:
+        UserError: the catalog is not configured, or a named schema does not exist in it.
+        ViewsyncError: the catalog cannot be read.
+    """
     adapter = ws.adapter(catalog)
     names = schemas or adapter.list_schemas()
     snapshots = ws.fetch([catalog], {(catalog, s) for s in names}, all_schemas=False)

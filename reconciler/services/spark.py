@@ -1,5 +1,6 @@
-"""The verifier behind `validate --spark`, `plan --spark`, `impact` and
-`import --sources` (cli.py keeps only the options)."""
+"""Spark's use cases: `validate --spark`, `plan --spark`, `impact` and `import --sources`.
+The verifier itself (scratch catalog, analysis, reports) is `verify/`; these functions
+take the `Workspace` it must not know about."""
 
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ def _files(ws: Workspace, ref: str | None) -> list[tuple[str, str]] | None:
 
 def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: bool, out: Printer,
              err: Printer) -> None:
+    """Analyse every declared view with Spark (tables from sources/).
+
+    Args:
+        ws: the repository, opened.
+        decl: the declarations, valid offline.
+        ref: the git ref they were read at (None: the working tree).
+        write_columns: write Spark's columns into views that omit them.
+        out: the report lines and the files written.
+        err: warning lines.
+
+    Raises:
+        UserError: Spark found problems, or `write_columns` with `ref`.
+        ValidationFailed: the files with columns written would no longer load (nothing is written).
+    """
     files = _files(ws, ref)
     result = planning.validate(ws.root, ws.config, decl, files)
     for f in result.warnings():
@@ -55,11 +70,28 @@ def validate(ws: Workspace, decl: Declarations, ref: str | None, write_columns: 
 
 
 def prestart(ws: Workspace) -> None:
+    """Start Spark in the background (the config's `spark:` settings) while the caller loads."""
     session.prestart(planning.settings_of(ws.config))
 
 
 def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None,
          ref: str | None, allow_breaking: bool) -> Plan:
+    """The planner's plan, verified by Spark: columns inferred, breaking changes to dependents found.
+
+    Args:
+        ws: the repository, opened.
+        opts: the plan's options.
+        decl: the declarations.
+        git: the commit they were read at, recorded in the plan.
+        ref: the git ref they were read at (None: the working tree).
+        allow_breaking: a change that breaks dependent views is a warning, not an error.
+
+    Returns:
+        The plan with Spark's findings among its errors and warnings.
+
+    Raises:
+        ViewsyncError: a catalog cannot be read or Spark cannot start.
+    """
     prestart(ws)
     first, snapshots = ws.plan(opts, decl, git)
     catalogs = ws.catalogs_in_scope(opts)
@@ -75,7 +107,20 @@ def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | No
 
 
 def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
-    """Dependents of `vid` and what its declared change (or, when unchanged, a drop) does to them."""
+    """Dependents of `vid` and what its declared change (or, when unchanged, a drop) does to them.
+
+    Args:
+        ws: the repository, opened.
+        vid: the view.
+        fmt: "text", "markdown" or "json".
+
+    Returns:
+        The rendered report.
+
+    Raises:
+        UserError: `vid` is neither declared nor live.
+        ViewsyncError: a catalog cannot be read or Spark cannot start.
+    """
     decl = ws.declarations()
     catalogs = sorted(ws.config.catalogs)
     snapshots = ws.fetch(catalogs, {(v.catalog, v.schema) for v in decl.views})
@@ -127,7 +172,19 @@ def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
 
 def import_sources(ws: Workspace, catalog: str, schemas: list[str] | None, force: bool, out: Printer,
                    err: Printer) -> None:
-    """Write sources/<catalog>/<schema>.yaml with the columns of every table of each schema."""
+    """Write sources/<catalog>/<schema>.yaml with the columns of every table of each schema.
+
+    Args:
+        ws: the repository, opened.
+        catalog: the configured catalog to read.
+        schemas: only these schemas (all when None or empty).
+        force: overwrite files that exist (else they are skipped, said on `err`).
+        out: a line per file written, then the total.
+        err: a line per file skipped.
+
+    Raises:
+        UserError: the catalog cannot report table schemas, or a named schema does not exist.
+    """
     adapter = ws.adapter(catalog)
     method = getattr(adapter, "table_schemas", None)
     if method is None:

@@ -1,0 +1,36 @@
+"""`viewsync history`: the versions of one view, ours and its catalog's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reconciler.adapters.base import NativeVersion
+    from reconciler.core.model import ViewId
+    from reconciler.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class ViewHistory:
+    view: ViewId
+    versions: list[dict[str, Any]]  # our version rows, oldest first
+    native: list[NativeVersion]  # the catalog's own versions (none when it keeps none)
+
+
+def history(ws: Workspace, view: ViewId) -> ViewHistory:
+    """The versions viewsync recorded for `view` and those its catalog keeps.
+
+    Args:
+        ws: the repository, opened.
+        view: the view (its catalog need not be configured any more).
+
+    Returns:
+        Both histories; the native one is empty for a catalog no longer configured.
+
+    Raises:
+        ViewsyncError: the state store or the catalog cannot be read.
+    """
+    rows = ws.state(create=False).versions_of(view)
+    native = ws.adapter(view.catalog).native_history(view) if view.catalog in ws.config.catalogs else []
+    return ViewHistory(view, rows, native)

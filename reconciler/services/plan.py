@@ -1,0 +1,114 @@
+"""`viewsync plan`: a plan of the declarations against the live catalogs, with Spark's
+verification when asked, the declaration changes since a base, the access check, security
+notes and every error located in the YAML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reconciler.core.gitinfo import GitInfo
+    from reconciler.plan.planner import Plan, PlanOptions, PlanScope
+    from reconciler.source.declarations import Declarations
+    from reconciler.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The part of the catalogs a plan covers, as the options name it (`--catalog`,
+    `--select`, `--prune`, `--adopt`, `--allow-mass-drop`)."""
+
+    catalogs: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    prune: bool = False
+    adopt: bool = False
+    allow_mass_drop: bool = False
+
+    def plan_scope(self) -> PlanScope:
+        from reconciler.plan.planner import PlanScope
+
+        return PlanScope(catalogs=self.catalogs, select=self.select, prune=self.prune, adopt=self.adopt,
+                         allow_mass_drop=self.allow_mass_drop)
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    scope: Scope = Scope()
+    ref: str | None = None  # read the declarations at this git ref
+    base: str | None = None  # also list the declaration changes since this git ref (a PR plan)
+    spark: bool = False  # verify with Spark (also when the config's spark.verify says so)
+    allow_breaking: bool = False
+    actor: str | None = None  # who the access policy is checked for
+
+
+def declarations(ws: Workspace, ref: str | None) -> Declarations:
+    """The declarations of the working tree, or at git `ref`.
+
+    Raises:
+        ValidationFailed: a view file or the config is bad (every problem located).
+        UserError: `ref` is not a git ref of the repository.
+    """
+    from reconciler.source import gitsrc
+
+    if ref:
+        return ws.declarations(gitsrc.files_at(ws.root, ref))
+    return ws.declarations()
+
+
+def options(ws: Workspace, scope: Scope) -> PlanOptions:
+    """The options a plan of `scope` is made with (the config's policy filled in)."""
+    from reconciler.plan.scope import plan_options
+
+    return plan_options(ws.config, scope.plan_scope())
+
+
+def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None, ref: str | None,
+          spark: bool, allow_breaking: bool) -> Plan:
+    """The planner's plan, verified by Spark when `spark` or the config's `spark.verify` asks.
+
+    Raises:
+        ViewsyncError: a catalog cannot be read, or Spark cannot start.
+    """
+    if spark or ws.config.spark.verify:
+        from reconciler.services import spark as spark_service
+
+        return spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
+    result, _ = ws.plan(opts, decl, git)
+    return result
+
+
+def plan(ws: Workspace, request: PlanRequest) -> Plan:
+    """Plan the declarations (at `request.ref`) against the live catalogs.
+
+    Args:
+        ws: the repository, opened.
+        request: scope, git refs, verification and the actor the access policy is checked for.
+
+    Returns:
+        The plan, with its YAML changes (when `base` is given), the `access` section and
+        `not_permitted` errors, security notes among its warnings, and every error located
+        at its file and line. A plan with errors is returned, not raised: it is rendered.
+
+    Raises:
+        ValidationFailed: the declarations are bad (nothing is planned).
+        ViewsyncError: a git ref, a catalog, the access policy or Spark fails.
+    """
+    if request.ref is None:
+        ws.prefetch(request.scope.catalogs)  # the catalogs answer while the rest loads
+    from reconciler.access import hooks as access_hooks
+    from reconciler.access.security import notes as security_notes
+    from reconciler.plan import validity
+    from reconciler.plan.yaml_changes import declaration_changes
+    from reconciler.source import gitsrc
+
+    decl = declarations(ws, request.ref)
+    info = gitsrc.info(ws.root, request.ref)
+    opts = options(ws, request.scope)
+    result = build(ws, opts, decl, info, request.ref, request.spark, request.allow_breaking)
+    if request.base:
+        result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)
+    access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)
+    result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
+    validity.locate(result, decl)  # errors added since the planner's (verification, access)
+    return result

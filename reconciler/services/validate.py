@@ -1,0 +1,68 @@
+"""`viewsync validate`: the offline checks of the config and declarations (YAML, JSON
+Schema, semantics, SQL, a stale CODEOWNERS), and Spark's analysis when asked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from reconciler.core.errors import UserError, ValidationFailed
+
+if TYPE_CHECKING:
+    from reconciler.source.declarations import Declarations
+    from reconciler.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    ref: str | None = None  # read the declarations at this git ref
+    spark: bool = False  # also analyse every view with Spark (tables from sources/)
+    write_columns: bool = False  # with spark: write Spark's columns into views that omit them
+
+
+def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None],
+             warn: Callable[[str], None]) -> Declarations:
+    """Check the declarations offline; nothing is contacted but Spark (when asked).
+
+    Args:
+        ws: the repository, opened.
+        request: the ref to read and whether Spark analyses the views.
+        out: Spark's report lines and the files `write_columns` wrote.
+        warn: warning lines (each already prefixed "Warning: ").
+
+    Returns:
+        The declarations, valid.
+
+    Raises:
+        ValidationFailed: every problem found (a stale CODEOWNERS among them).
+        UserError: `write_columns` without `spark`, or problems Spark found.
+    """
+    from reconciler.access import hooks as access_hooks
+    from reconciler.plan import validity
+    from reconciler.services.plan import declarations
+
+    if request.spark:
+        from reconciler.services import spark as spark_service
+
+        spark_service.prestart(ws)  # Spark starts while the declarations load
+    decl = declarations(ws, request.ref)
+    problems, warnings = validity.check(decl)
+    policy = access_hooks.policy_at(ws.root, ws.config.path, request.ref)
+    if policy is not None and request.ref is None:
+        stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
+        if stale is not None:
+            problems.append(stale)
+        if missing:
+            warnings.append(missing)
+    for w in warnings:
+        warn(f"Warning: {w}")
+    if problems:
+        raise ValidationFailed(problems)
+    if request.write_columns and not request.spark:
+        raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
+    if request.spark:
+        from reconciler.services import spark as spark_service
+
+        spark_service.validate(ws, decl, request.ref, request.write_columns, out, warn)
+    return decl
