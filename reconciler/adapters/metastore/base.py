@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from reconciler.adapters.base import DECODE_FAILURES, Capabilities, CatalogAdapter
+from reconciler.adapters.base import DECODE_FAILURES, Capabilities, WritableAdapter
 from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, ViewId, ViewSpec
 
 
@@ -49,7 +49,7 @@ def markers(params: Mapping[str, str]) -> tuple[str | None, str | None]:
     return params.get(MANAGED_BY) or None, params.get(SPEC_DIGEST) or None
 
 
-class MetastoreAdapter(CatalogAdapter):
+class MetastoreAdapter(WritableAdapter):
     """A catalog of views stored as metastore tables in engine formats.
 
     Invariant: `check`, `storable` and `update` all write in `engine_format_for(spec,
@@ -79,7 +79,7 @@ class MetastoreAdapter(CatalogAdapter):
         # Other dialects than the engine format's travel in parameters: any dialect is storable;
         # metastores lowercase database and table names. Each subclass keeps one client per
         # writer thread, so apply may write concurrently. Built once: asked once per view.
-        return Capabilities(strategy="format-aware", writable=True, writable_dialects=None,
+        return Capabilities(strategy="format-aware", writable=self.WRITABLE, writable_dialects=None,
                             rewrites_sql=self.REWRITES_SQL, fold_names=True, parallel_writes=True)
 
     # ------------------------------------------------------------ engine format
