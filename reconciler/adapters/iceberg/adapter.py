@@ -43,7 +43,7 @@ from reconciler.adapters.base import (
     WriteContext,
     detail_of,
 )
-from reconciler.adapters.deadline import bound_requests, use_deadline_pools
+from reconciler.adapters.deadline.http import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.metastore.formats.common import FormatError, too_deep
 from reconciler.adapters.options import CatalogOptions
