@@ -144,14 +144,14 @@ def test_deep_spark_schema_json_from_a_catalog_is_a_decode_error(depth: int) -> 
     inner = '{"type":"array","elementType":' * depth + '"integer"' + ',"containsNull":true}' * depth
     raw = '{"type":"struct","fields":[{"name":"x","type":' + inner + ',"nullable":true,"metadata":{}}]}'
     with pytest.raises(FormatError, match="nested too deeply"):
-        spark_fmt.decode(spark_table(raw))
+        spark_fmt.SPARK.decode(spark_table(raw))
 
 
 def test_spark_schema_json_within_json_depth_still_reads() -> None:
     ty = t.parse(nested_array(400))
     raw = json.dumps({"type": "struct", "fields": [{"name": "x", "type": t.to_spark(ty), "nullable": True,
                                                      "metadata": {}}]})
-    spec = spark_fmt.decode(spark_table(raw))
+    spec = spark_fmt.SPARK.decode(spark_table(raw))
     assert spec.columns[0].type == nested_array(400)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from reconciler.adapters.deadline import bound_requests
+from reconciler.adapters.deadline.http import bound_requests
 from reconciler.adapters.metastore.glue.adapter import GlueAdapter
 from reconciler.core.errors import AdapterError
 from tests.conftest import run_cli

@@ -1,8 +1,8 @@
 """Catalog adapters, one module (or package) per catalog kind, loaded lazily by kind.
 
 Adding a catalog kind: write `reconciler/adapters/<kind>.py` (or a package) with a
-`CatalogAdapter` subclass implementing the contract in `base.py` (a metastore-style
-catalog extends `metastore.base.MetastoreAdapter`) and its `Options` model, add one line
+`ReadOnlyAdapter` or `WritableAdapter` subclass implementing the contract in `base.py`
+(a metastore-style catalog extends `metastore.base.MetastoreAdapter`) and its `Options` model, add one line
 here, run `python scripts/regen_options.py`, and give it a backend fixture in
 `tests/contract/conftest.py`: the contract suite then runs on it.
 """

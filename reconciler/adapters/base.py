@@ -2,9 +2,11 @@
 
 This module is the single source of truth for what an adapter receives,
 returns and raises; the planner and apply rely on nothing else. A new catalog
-kind is one module (or package) with one `CatalogAdapter` subclass, registered
-by its `kind` in `reconciler.adapters.REGISTRY`; `tests/contract/` then runs
-the shared contract suite on it.
+kind is one module (or package) with one subclass of `ReadOnlyAdapter` or
+`WritableAdapter` (both `CatalogAdapter`s; metastore-style catalogs extend
+`metastore.base.MetastoreAdapter`), registered by its `kind` in
+`reconciler.adapters.REGISTRY`; `tests/contract/` then runs the shared contract
+suite on it. Every contract method documents its Args, Returns and Raises.
 
 Call pattern. plan: `list_schemas()` once per catalog, `fetch(schema)` once per
 schema (one bulk read, so a plan costs O(schemas) catalog calls), then per
@@ -186,17 +188,36 @@ class ThreadClients(Generic[C]):
 class CatalogAdapter(ABC):
     """One catalog of one kind, opened from its viewsync.yaml options.
 
+    Extend `ReadOnlyAdapter` or `WritableAdapter`, not this class: which one states
+    whether the catalog is writable (`WRITABLE`, which `capabilities` reports), and a
+    writable adapter that does not implement every write cannot be instantiated.
+
     The constructor validates the options and raises AdapterError for bad ones; it
     must not connect (`validate` and `audit` never touch catalogs)."""
 
     kind: ClassVar[str]
     # The catalog's options in viewsync.yaml (generates the config schema and README table).
     Options: ClassVar[type[CatalogOptions]] = CatalogOptions
+    # Whether views are written (set by ReadOnlyAdapter / WritableAdapter; reported as
+    # Capabilities.writable).
+    WRITABLE: ClassVar[bool]
     # Why writes are refused, for read-only kinds: shown in plan errors and apply failures.
     READ_ONLY_MESSAGE: ClassVar[str] = ("this catalog is read-only in viewsync; views can be managed in catalogs "
                                         "of type managed, iceberg-rest, hms or glue")
+    # Schema owners (reconciler.apply.schema_owners): only catalogs that keep one implement
+    # read_schema_owner / write_schema_owner; callers check this first.
+    KEEPS_SCHEMA_OWNER: ClassVar[bool] = False
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
+        """Validate `options` (without connecting).
+
+        Args:
+            name: the catalog's name in viewsync.yaml.
+            options: its options, without `type`.
+
+        Raises:
+            AdapterError: an option is missing or invalid (one line naming the catalog).
+        """
         self.name = name
         self.options = options
         self.calls = 0  # catalog round trips, counted by the adapter
@@ -262,97 +283,237 @@ class CatalogAdapter(ABC):
                         managed_by=managed_by, spec_digest=spec_digest, native_version=native_version,
                         handle=handle)
 
-    # ------------------------------------------------------------------ the contract
+    # ------------------------------------------------------------------ the contract: reads
     @property
     @abstractmethod
     def capabilities(self) -> Capabilities:
-        """Constant for the adapter's lifetime."""
+        """What the planner may assume about this catalog.
+
+        Returns:
+            Capabilities, constant for the adapter's lifetime; `writable` is `WRITABLE`.
+        """
 
     @abstractmethod
     def list_schemas(self) -> list[str]:
-        """Names (dotted for nested namespaces) of the schemas that exist, sorted.
-        Raises AdapterError when the catalog cannot be read."""
+        """The schemas that exist.
+
+        Returns:
+            Their names (dotted for nested namespaces), sorted.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
 
     @abstractmethod
     def fetch(self, schema: str) -> SchemaSnapshot:
         """All views of one schema (and the names of its other objects), in bulk.
 
-        A missing schema is `exists=False`, not an error. Each LiveView's `fingerprint`
-        changes whenever anything about the stored view changes (apply compares it to
-        refuse stale plans); `spec` is what `storable()` predicts for the spec that was
-        written, so an unchanged view plans as no change. Views the adapter cannot read
-        are placeholders (see `placeholder`) with a warning in `warnings`.
-        Raises AdapterError when the catalog cannot be read."""
+        Each LiveView's `fingerprint` changes whenever anything about the stored view
+        changes (apply compares it to refuse stale plans); its `spec` is what `storable()`
+        predicts for the spec that was written, so an unchanged view plans as no change.
+
+        Args:
+            schema: a schema name (dotted for nested namespaces).
+
+        Returns:
+            The snapshot; `exists=False` for a missing schema (not an error). Views the
+            adapter cannot read are placeholders (see `placeholder`) with a warning in
+            `warnings`.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
 
     def fetch_owned(self, schema: str, project: str) -> SchemaSnapshot:
-        """At least the views of `project` in a schema nothing is declared in (plan looks
-        there only for views to prune); catalogs that can filter on the marker skip the rest."""
+        """The views of `project` in a schema nothing is declared in (plan looks there only
+        for views to prune); catalogs that can filter on the marker skip the rest.
+
+        Args:
+            schema: a schema name.
+            project: the project whose ownership marker to look for.
+
+        Returns:
+            A snapshot holding at least the views stamped by `project`.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
         return self.fetch(schema)
 
     def fetch_views(self, schema: str, names: list[str]) -> SchemaSnapshot:
-        """At least the objects called `names` (apply re-reads what it will touch, under
-        the lock); catalogs with a bulk read by name skip the rest of the schema."""
+        """The objects called `names` (apply re-reads what it will touch, under the lock);
+        catalogs with a bulk read by name skip the rest of the schema.
+
+        Args:
+            schema: a schema name.
+            names: view names in it.
+
+        Returns:
+            A snapshot holding at least those of `names` that exist.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
         return self.fetch(schema)
 
     def storable(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> ViewSpec:
         """What this catalog will hold, and `fetch` read back, after writing `spec` over
-        `live` (None for a create): defaults resolved, types widened. Pure: no I/O.
+        `live`: defaults resolved, types widened. Pure: no I/O.
 
         Invariant: `fetch()` after `create`/`update` of `spec` returns a LiveView whose
-        spec equals `storable(view, spec, live)`, or every plan would show a change."""
+        spec equals `storable(view, spec, live)`, or every plan would show a change.
+
+        Args:
+            view: the view to write.
+            spec: its declared spec.
+            live: the live view it replaces; None for a create.
+
+        Returns:
+            The spec as stored.
+        """
         return spec.resolved(view)
 
     def check(self, view: ViewId, spec: ViewSpec, live: LiveView | None = None) -> list[tuple[str, str]]:
-        """Reasons this catalog cannot store `spec` over `live`, as (code, message) plan
-        errors; [] when it can. Pure: no I/O.
+        """Why this catalog cannot store `spec` over `live`. Pure: no I/O.
 
         Invariant: check, storable and update make the same choices (e.g. the engine
         format of a metastore view); a spec check() accepts must not fail in create/update
-        for a reason check() could have seen."""
+        for a reason check() could have seen.
+
+        Args:
+            view: the view to write.
+            spec: its declared spec.
+            live: the live view it replaces; None for a create.
+
+        Returns:
+            Plan errors as (code, message) pairs; [] when it can.
+        """
         return []
 
+    # ------------------------------------------------------------------ the contract: writes
+    @abstractmethod
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         """Create `view` holding `spec` (as `storable` predicts) stamped with `marker`.
-        Raises ConflictError when the name was taken since the plan, AdapterError when
-        the catalog refuses or is read-only."""
-        raise self.error(self.read_only_message(view))
 
+        Args:
+            view: the view to create.
+            spec: what it holds.
+            marker: the ownership marker to stamp on it.
+            ctx: who and why, for catalogs that record it.
+
+        Raises:
+            ConflictError: the name was taken since the plan.
+            AdapterError: the catalog refuses, is unreachable, or is read-only.
+        """
+
+    @abstractmethod
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
-        """Replace `live` (as fetched for the plan) with `spec` stamped with `marker`,
-        only if the stored view still has `live.fingerprint`; otherwise ConflictError."""
-        raise self.error(self.read_only_message(live.id))
+        """Replace `live` with `spec` stamped with `marker`, only if the stored view still
+        has `live.fingerprint`.
 
+        Args:
+            live: the view as fetched for the plan.
+            spec: what it holds from now on.
+            marker: the ownership marker to stamp on it.
+            ctx: who and why, for catalogs that record it.
+
+        Raises:
+            ConflictError: the stored view changed or disappeared since it was read.
+            AdapterError: the catalog refuses, is unreachable, or is read-only.
+        """
+
+    @abstractmethod
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
-        """Drop `live` if it still has `live.fingerprint` (else ConflictError). Idempotent:
-        a view that is already gone is not an error, so a re-run converges."""
-        raise self.error(self.read_only_message(live.id))
+        """Drop `live` if it still has `live.fingerprint`. Idempotent: a view that is
+        already gone is not an error, so a re-run converges.
 
-    # Schema owners (reconciler.apply.schema_owners): only catalogs that keep one (KEEPS_SCHEMA_OWNER)
-    # implement these; callers check the capability first, so the default is a plain AdapterError.
-    KEEPS_SCHEMA_OWNER: ClassVar[bool] = False
+        Args:
+            live: the view as fetched for the plan.
+            ctx: who and why, for catalogs that record it.
 
+        Raises:
+            ConflictError: the stored view changed since it was read.
+            AdapterError: the catalog refuses, is unreachable, or is read-only.
+        """
+
+    # ------------------------------------------------------------------ the contract: extras
     def read_schema_owner(self, schema: str) -> str | None:
-        """The schema's owner (None: none set); LookupError if the schema does not exist."""
+        """The owner of `schema`, for catalogs that keep one (KEEPS_SCHEMA_OWNER).
+
+        Returns:
+            The owner; None when none is set.
+
+        Raises:
+            LookupError: the schema does not exist.
+            AdapterError: the catalog keeps no schema owner, or cannot be read.
+        """
         raise self.error(self._no_schema_owner(schema))
 
     def write_schema_owner(self, schema: str, owner: str) -> None:
+        """Set the owner of `schema`, for catalogs that keep one (KEEPS_SCHEMA_OWNER).
+
+        Raises:
+            AdapterError: the catalog keeps no schema owner, or refuses.
+        """
         raise self.error(self._no_schema_owner(schema))
 
     def _no_schema_owner(self, schema: str) -> str:
         return f"catalog {self.name!r}, schema {schema}: {self.kind} catalogs keep no schema owner"
 
     def native_history(self, view: ViewId) -> list[NativeVersion]:
-        """The catalog's own versions of `view`, oldest first; [] when it keeps none."""
+        """The catalog's own versions of `view`.
+
+        Returns:
+            Its versions, oldest first; [] when the catalog keeps none.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
         return []
 
     def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
-        """Columns of the (schema, table) pairs that are tables in this catalog, read in bulk
-        (the Spark verifier stubs them); names that are not tables here are left out."""
+        """Columns of tables, read in bulk (the Spark verifier stubs them).
+
+        Args:
+            tables: (schema, table) pairs.
+
+        Returns:
+            The columns of those pairs that are tables in this catalog; the others are left out.
+
+        Raises:
+            AdapterError: the catalog cannot be read.
+        """
         return {}
 
     def describe(self) -> str:
-        """Connection description safe to print (no secrets)."""
+        """Returns: a description of the connection, safe to print (no secrets)."""
         return f"{self.name} ({self.kind})"
 
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections; the adapter is not used afterwards."""
+        """Release connections; the adapter is not used afterwards. Never raises."""
+
+
+class ReadOnlyAdapter(CatalogAdapter):
+    """A catalog viewsync reads and never writes: declarations are expectations, and every
+    write raises AdapterError with READ_ONLY_MESSAGE."""
+
+    WRITABLE: ClassVar[bool] = False
+
+    def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
+        raise self.error(self.read_only_message(view))
+
+    def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
+        raise self.error(self.read_only_message(live.id))
+
+    def drop(self, live: LiveView, ctx: WriteContext) -> None:
+        """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
+        raise self.error(self.read_only_message(live.id))
+
+
+class WritableAdapter(CatalogAdapter):
+    """A catalog viewsync writes: `create`, `update` and `drop` stay abstract, so a
+    subclass missing one cannot be instantiated (TypeError)."""
+
+    WRITABLE: ClassVar[bool] = True

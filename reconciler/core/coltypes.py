@@ -385,16 +385,10 @@ def render(t: Type) -> str:
     return fold(t, _render_prim, _angle_node)
 
 
-_canonical_cache: dict[str, str] = {}
-
-
+@functools.lru_cache(maxsize=4096)  # bounded: a long-lived process sees unboundedly many type strings
 def canonical(text: str) -> str:
     """Canonical spelling of a type string; raises ColumnTypeError when invalid."""
-    hit = _canonical_cache.get(text)
-    if hit is None:
-        hit = render(parse(text))
-        _canonical_cache[text] = hit
-    return hit
+    return render(parse(text))
 
 
 def _rebuild(t: Composite, kids: list[Type]) -> Type:
@@ -800,10 +794,10 @@ def _tail_flink(r: _Reader, t: Type) -> Type:
 
 
 # ------------------------------------------------------------------- dispatch
-def render_for(text: str, target: str) -> Any:
-    t = parse(text)
-    return {"iceberg": to_iceberg, "hive": to_hive, "trino": to_trino, "spark": to_spark,
-            "flink": to_flink}[target](t)
+# Each target's reader: a type string (a JSON value for Iceberg and Spark) -> Type.
+PARSERS: dict[str, Callable[[Any], Type]] = {
+    "iceberg": from_iceberg, "hive": from_hive, "trino": from_trino, "spark": from_spark, "flink": from_flink,
+}
 
 
 def parse_from(value: Any, target: str) -> str:
@@ -819,6 +813,4 @@ def _parse_text_from(value: str, target: str) -> str:
 
 
 def _parse_from(value: Any, target: str) -> str:
-    fn = {"iceberg": from_iceberg, "hive": from_hive, "trino": from_trino, "spark": from_spark,
-          "flink": from_flink}[target]
-    return render(fn(value))
+    return render(PARSERS[target](value))

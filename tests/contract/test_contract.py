@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 
 from reconciler.adapters import REGISTRY, AdapterError, adapter_class
-from reconciler.adapters.base import ConflictError, Marker, SchemaSnapshot, WriteContext
+from reconciler.adapters.base import (
+    Capabilities,
+    ConflictError,
+    LiveView,
+    Marker,
+    ReadOnlyAdapter,
+    SchemaSnapshot,
+    WritableAdapter,
+    WriteContext,
+)
 from reconciler.core.model import Column, Representation, ViewId, ViewSpec
 from reconciler.plan.planner import PlanOptions, build_plan
 from tests.contract.conftest import CATALOGS, NO_VERSION_CHECKS, READ_ONLY, WRITABLE_BACKENDS, Backend
@@ -20,6 +29,57 @@ def test_every_registered_kind_has_a_backend() -> None:
     missing = sorted(set(REGISTRY) - set(CATALOGS))
     assert not missing, f"catalog kinds without a contract backend in tests/contract/conftest.py: {missing}"
     assert all(CATALOGS[kind] for kind in REGISTRY)
+
+
+def test_every_registered_kind_states_its_writability_by_its_base() -> None:
+    for kind in REGISTRY:
+        cls = adapter_class(kind)
+        assert issubclass(cls, ReadOnlyAdapter if kind in READ_ONLY else WritableAdapter), kind
+        assert cls.WRITABLE is (kind not in READ_ONLY)
+
+
+class _Reads:
+    """The read half of the contract, for the adapters below (no catalog behind them)."""
+
+    kind = "test"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(strategy="managed", writable=True)
+
+    def list_schemas(self) -> list[str]:
+        return []
+
+    def fetch(self, schema: str) -> SchemaSnapshot:
+        return SchemaSnapshot("cat", schema, exists=False)
+
+
+def test_a_writable_adapter_missing_a_write_cannot_be_instantiated() -> None:
+    class Forgetful(_Reads, WritableAdapter):  # implements create and drop, forgets update
+        def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+            pass
+
+        def drop(self, live: LiveView, ctx: WriteContext) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="update"):
+        Forgetful("cat", {})
+
+
+def test_a_read_only_adapter_refuses_writes_with_its_message() -> None:
+    class Archive(_Reads, ReadOnlyAdapter):
+        READ_ONLY_MESSAGE = "archives are read-only in viewsync"
+
+    a = Archive("cat", {})
+    assert a.WRITABLE is False
+    view = ViewId("cat", "s", "v")
+    live = LiveView(id=view, spec=spec().resolved(view), format="test", writable=False)
+    marker = Marker(PROJECT, live.spec.digest())
+    for write in (lambda: a.create(view, live.spec, marker, CTX), lambda: a.update(live, live.spec, marker, CTX),
+                  lambda: a.drop(live, CTX)):
+        with pytest.raises(AdapterError) as err:
+            write()
+        assert str(err.value) == "catalog 'cat', view cat.s.v: archives are read-only in viewsync"
 
 
 @pytest.fixture(params=WRITABLE_BACKENDS)
@@ -63,6 +123,7 @@ def _write(b: Backend, vid: ViewId, want: ViewSpec, project: str = PROJECT) -> N
 
 def test_create_read_back_update_drop(backend: Backend) -> None:
     a, vid = backend.adapter, ViewId(backend.adapter.name, backend.schema, "orders_v")
+    assert a.capabilities.writable and a.WRITABLE
     first = spec()
     _write(backend, vid, first)
     live = _snapshot(backend).find(vid.name, a.capabilities.fold_names)
@@ -126,7 +187,7 @@ def read_only(request: pytest.FixtureRequest) -> Backend:
 
 def test_read_only_catalogs_read_and_refuse_writes(read_only: Backend) -> None:
     a = read_only.adapter
-    assert not a.capabilities.writable
+    assert not a.capabilities.writable and not a.WRITABLE
     live = _snapshot(read_only).views["v"]
     assert not live.writable and [c.name for c in live.spec.columns] == ["id", "name"]
     # a declaration matching the live view is a met expectation: no actions, no errors

@@ -34,16 +34,16 @@ from reconciler.adapters import catalog_json
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
-    CatalogAdapter,
     ConflictError,
     Marker,
     NativeVersion,
     SchemaSnapshot,
     ThreadClients,
+    WritableAdapter,
     WriteContext,
     detail_of,
 )
-from reconciler.adapters.deadline import bound_requests, use_deadline_pools
+from reconciler.adapters.deadline.http import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.metastore.formats.common import FormatError, too_deep
 from reconciler.adapters.options import CatalogOptions
@@ -252,7 +252,7 @@ def _error_text(response: requests.Response) -> str:
     return response.reason or "no details"
 
 
-class IcebergRestAdapter(CatalogAdapter):
+class IcebergRestAdapter(WritableAdapter):
     kind = "iceberg-rest"
     Options = IcebergOptions
 
@@ -279,7 +279,7 @@ class IcebergRestAdapter(CatalogAdapter):
     @property
     def capabilities(self) -> Capabilities:
         # one REST session per thread: apply may write concurrently
-        return Capabilities(strategy="delegate", writable=True, parallel_writes=True)
+        return Capabilities(strategy="delegate", writable=self.WRITABLE, parallel_writes=True)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={self.options[k]}" for k in ("warehouse", "prefix") if self.options.get(k))

@@ -31,7 +31,7 @@ from sqlalchemy import types as st
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.engine.reflection import ObjectKind
 
-from reconciler.adapters.base import AdapterError, Capabilities, CatalogAdapter, SchemaSnapshot, detail_of
+from reconciler.adapters.base import AdapterError, Capabilities, ReadOnlyAdapter, SchemaSnapshot, detail_of
 from reconciler.adapters.jdbc.dialects import DATABASES, Database, RawView
 from reconciler.adapters.jdbc.types import canonical_type, infer_missing
 from reconciler.adapters.options import CatalogOptions
@@ -74,7 +74,7 @@ class JdbcOptions(CatalogOptions):
     url: str = Field(description="`postgresql+psycopg://…`, `mysql+pymysql://…` or `sqlite:///…`")
 
 
-class JdbcAdapter(CatalogAdapter):
+class JdbcAdapter(ReadOnlyAdapter):
     kind: ClassVar[str] = "jdbc"
     Options = JdbcOptions
     READ_ONLY_MESSAGE: ClassVar[str] = READ_ONLY_MESSAGE
@@ -101,7 +101,7 @@ class JdbcAdapter(CatalogAdapter):
     # ----------------------------------------------------------- plumbing
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="read-only", writable=False, writable_dialects=frozenset(),
+        return Capabilities(strategy="read-only", writable=self.WRITABLE, writable_dialects=frozenset(),
                             rewrites_sql=True)
 
     def describe(self) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from reconciler.adapters.base import Capabilities, CatalogAdapter, Marker, NativeVersion, SchemaSnapshot, WriteContext
+from reconciler.adapters.base import Capabilities, Marker, NativeVersion, SchemaSnapshot, WritableAdapter, WriteContext
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.errors import AdapterError, ConflictError
 from reconciler.core.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
@@ -64,7 +64,7 @@ class ManagedHandle(AdapterHandle):
         self.view_id = view_id
 
 
-class ManagedAdapter(CatalogAdapter):
+class ManagedAdapter(WritableAdapter):
     kind = "managed"
     Options = ManagedOptions
 
@@ -114,7 +114,7 @@ class ManagedAdapter(CatalogAdapter):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(strategy="managed", writable=True, io_bound_fetch=self._reads.backend != "sqlite")
+        return Capabilities(strategy="managed", writable=self.WRITABLE, io_bound_fetch=self._reads.backend != "sqlite")
 
     def describe(self) -> str:
         # A plain SQLite file URL has no password; any other is rendered by SQLAlchemy, which hides it.

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from reconciler.adapters.base import DECODE_FAILURES, Capabilities, CatalogAdapter
+from reconciler.adapters.base import DECODE_FAILURES, Capabilities, WritableAdapter
 from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, ViewId, ViewSpec
 
 
@@ -49,7 +49,7 @@ def markers(params: Mapping[str, str]) -> tuple[str | None, str | None]:
     return params.get(MANAGED_BY) or None, params.get(SPEC_DIGEST) or None
 
 
-class MetastoreAdapter(CatalogAdapter):
+class MetastoreAdapter(WritableAdapter):
     """A catalog of views stored as metastore tables in engine formats.
 
     Invariant: `check`, `storable` and `update` all write in `engine_format_for(spec,
@@ -79,18 +79,30 @@ class MetastoreAdapter(CatalogAdapter):
         # Other dialects than the engine format's travel in parameters: any dialect is storable;
         # metastores lowercase database and table names. Each subclass keeps one client per
         # writer thread, so apply may write concurrently. Built once: asked once per view.
-        return Capabilities(strategy="format-aware", writable=True, writable_dialects=None,
+        return Capabilities(strategy="format-aware", writable=self.WRITABLE, writable_dialects=None,
                             rewrites_sql=self.REWRITES_SQL, fold_names=True, parallel_writes=True)
 
     # ------------------------------------------------------------ engine format
     @abstractmethod
     def kept_format(self, live_format: str) -> str | None:
-        """The value of FORMAT_OPTION that writes views in `live_format` (a LiveView.format),
-        None when a view in that format is not rewritten in place."""
+        """The engine format an update of a view in `live_format` keeps.
+
+        Args:
+            live_format: a LiveView.format this catalog fetched.
+
+        Returns:
+            The value of FORMAT_OPTION that writes views in that format; None when a view
+            in that format is not rewritten in place.
+        """
 
     @abstractmethod
     def format_dialects(self, fmt: str) -> tuple[str, ...]:
-        """Dialects whose SQL an engine format (a value of FORMAT_OPTION) holds natively."""
+        """Args:
+            fmt: a value of FORMAT_OPTION.
+
+        Returns:
+            The dialects whose SQL that engine format holds natively.
+        """
 
     def engine_format_for(self, spec: ViewSpec, live: LiveView | None) -> str:
         """The engine format a write of `spec` over `live` uses: an update keeps the live
@@ -105,11 +117,27 @@ class MetastoreAdapter(CatalogAdapter):
     @abstractmethod
     def decode(self, view: ViewId, raw: Any) -> Decoded:
         """The view in a raw table of this catalog, through the codec of its format.
-        Raises one of DECODE_FAILURES when it cannot be read."""
+
+        Args:
+            view: the view's id.
+            raw: the table as this catalog's client returned it.
+
+        Returns:
+            The decoded view and its ownership markers.
+
+        Raises:
+            One of DECODE_FAILURES: the table cannot be read (it becomes a placeholder).
+        """
 
     @abstractmethod
     def unreadable(self, view: ViewId, raw: Any) -> Unreadable:
-        """What to show of a raw table `decode` rejected. Never raises."""
+        """Args:
+            view: the view's id.
+            raw: a table `decode` rejected.
+
+        Returns:
+            What to show of it. Never raises.
+        """
 
     def live_view(self, view: ViewId, raw: Any, warnings: list[str], *, fingerprint: str = "",
                   native_version: str | None = None, handle: AdapterHandle | None = None) -> LiveView:

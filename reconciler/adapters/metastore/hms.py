@@ -24,7 +24,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import ContextVar
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
 
@@ -54,6 +53,7 @@ from reconciler.adapters.base import (
     ThreadClients,
     WriteContext,
 )
+from reconciler.adapters.deadline import deadline, remaining
 from reconciler.adapters.metastore import formats
 from reconciler.adapters.metastore.base import Decoded, MetastoreAdapter, Unreadable
 from reconciler.adapters.metastore.formats import DIALECT_OF, WRITE_FORMATS, FormatError, HiveColumn, TableDesc
@@ -144,18 +144,13 @@ def _reason(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc) or type(exc).__name__
 
 
-# The deadline of the metastore call this thread (context) is making.
-_DEADLINE: ContextVar[float | None] = ContextVar("viewsync_hms_deadline", default=None)
-
-
 class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no type hints
     """A Thrift socket whose every read and write ends by the call's deadline: a socket
     timeout alone bounds each read, so a server trickling bytes was never cut off."""
 
     def _until_deadline(self) -> None:
-        deadline = _DEADLINE.get()
-        if deadline is not None and self.handle is not None:
-            left = deadline - time.monotonic()
+        left = remaining()
+        if left is not None and self.handle is not None:
             if left <= 0:
                 raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "timed out")
             self.handle.settimeout(left)
@@ -279,8 +274,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
     def _connect(self) -> hmsclient.HMSClient:
         # Connect the socket ourselves: thrift's TSocket.open logs every failed attempt
         # (address, traceback) to the application's handlers; we report one clear line instead.
-        deadline = _DEADLINE.get()
-        left = self.timeout_ms / 1000 if deadline is None else max(deadline - time.monotonic(), 0.001)
+        left = remaining()
+        left = self.timeout_ms / 1000 if left is None else max(left, 0.001)
         try:
             sock = socket.create_connection((self.host, self.port), timeout=left)
         except OSError as exc:
@@ -302,8 +297,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
     def _call(self, what: str, fn: Callable[[hmsclient.HMSClient], T], *, retry: bool = True) -> T:
         """One metastore round trip, all of it (a reconnect too) within the timeout once;
         a connection found broken is reopened once for reads."""
-        token = _DEADLINE.set(time.monotonic() + self.timeout_ms / 1000)
-        try:
+        # a call inside another (a create checking its database) gets its own timeout
+        with deadline(self.timeout_ms / 1000, renew=True):
             for attempt in (1, 2):
                 self.count_call()
                 client = self._client()
@@ -336,8 +331,6 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                     raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
                                      f"{self.host}:{self.port} is not a Hive Metastore's") from None
             raise AssertionError("unreachable")
-        finally:
-            _DEADLINE.reset(token)
 
     def close(self) -> None:
         with self._reader_lock:

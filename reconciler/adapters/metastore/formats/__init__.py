@@ -7,7 +7,9 @@ Public API (kept stable for the adapters):
     write_view(fmt, database, name, spec, marker, base=None, engine_catalog=None) -> TableDesc
     check_view(fmt, spec, where) -> [(code, message)]
     FormatError, WRITE_FORMATS, DIALECT_OF
-Per-engine modules: spark, trino, hive, flink (encode/decode), params (splitting, extras).
+Engine formats are classes (`engine.EngineFormat`, one leaf per engine holding only its
+differences as class data): spark.SPARK, trino.TRINO (+ TRINO_MATERIALIZED, read only),
+hive.HIVE, flink.FLINK; `codec.FORMATS` maps names to them. params: splitting, extras.
 """
 
 from reconciler.adapters.metastore.formats.codec import (

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 
 from pydantic import ValidationError
 
@@ -17,13 +16,17 @@ from reconciler.adapters.metastore.formats import flink, hive, spark, trino
 from reconciler.adapters.metastore.formats import params as P
 from reconciler.adapters.metastore.formats.common import FormatError, fit_comments, invalid_spec, too_deep
 from reconciler.adapters.metastore.formats.detect import detect
+from reconciler.adapters.metastore.formats.engine import EngineFormat
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes
 from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, ViewSpec, spec_from_canonical
 
-CODECS: dict[str, ModuleType] = {m.FORMAT: m for m in (spark, trino, hive, flink)}
+# Every format read, by name; those viewsync writes (WRITABLE) are the engine_format choices.
+FORMATS: dict[str, EngineFormat] = {f.FORMAT: f for f in (spark.SPARK, trino.TRINO, hive.HIVE, flink.FLINK,
+                                                          trino.TRINO_MATERIALIZED)}
+CODECS: dict[str, EngineFormat] = {name: f for name, f in FORMATS.items() if f.WRITABLE}
 WRITE_FORMATS = tuple(CODECS)  # formats viewsync can write
-DIALECT_OF = {name: m.DIALECT for name, m in CODECS.items()}
+DIALECT_OF = {name: f.DIALECT for name, f in CODECS.items()}
 
 
 @dataclass
@@ -40,15 +43,14 @@ def read_view(table: TableDesc) -> ReadView:
     fmt = detect(table)
     if fmt is None:
         raise FormatError(f"{table.database}.{table.name} is a {table.table_type}, not a view")
-    if fmt == trino.MATERIALIZED:
-        spec = trino.decode(table)
-        writable = False
-    else:
-        engine = CODECS[fmt].decode(table).canonical()
+    codec = FORMATS[fmt]
+    if codec.WRITABLE:
+        engine = codec.decode(table).canonical()
         spec = spec_from_canonical(P.apply_extras(engine, table.parameters))
-        writable = True
+    else:  # read as the engine holds it: viewsync wrote no extras
+        spec = codec.decode(table)
     return ReadView(format=fmt, spec=spec, managed_by=table.parameters.get(MANAGED_BY),
-                    spec_digest=table.parameters.get(SPEC_DIGEST), writable=writable)
+                    spec_digest=table.parameters.get(SPEC_DIGEST), writable=codec.WRITABLE)
 
 
 def write_view(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -13,9 +12,6 @@ from reconciler.core import coltypes
 from reconciler.core import sql as vsql
 from reconciler.core.errors import DecodeError
 from reconciler.core.model import Column, ViewSpec
-
-if TYPE_CHECKING:
-    pass
 
 
 class FormatError(DecodeError, ValueError):

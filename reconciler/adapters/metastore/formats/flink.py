@@ -20,55 +20,65 @@ from __future__ import annotations
 import re
 
 from reconciler.adapters.metastore.formats import params as P
-from reconciler.adapters.metastore.formats.common import FormatError, sql_for, text_of
+from reconciler.adapters.metastore.formats.common import FormatError, text_of
+from reconciler.adapters.metastore.formats.engine import EngineFormat
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes
 from reconciler.core.model import Column, Representation, ViewSpec
 
-FORMAT = "flink"
-DIALECT = "flink"
 PREFIX = "flink."
 _SCHEMA_KEY = re.compile(r"^flink\.schema\.(\d+)\.(name|data-type|comment)$")
 
 
-def owns(key: str) -> bool:
-    return key.startswith(PREFIX) or key == "is_generic"
+class FlinkFormat(EngineFormat):
+    FORMAT = "flink"
+    DIALECT = "flink"
+    TYPES = "flink"
+    OWNED_KEYS = frozenset({"is_generic"})
+    OWNED_PREFIXES = (PREFIX,)
 
+    def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+               base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
+        sql = self.sql(spec)
+        bp = base.parameters if base is not None else {}
+        base_types = {bp.get(f"flink.schema.{i}.name"): bp.get(f"flink.schema.{i}.data-type")
+                      for i in range(len(bp))
+                      if f"flink.schema.{i}.name" in bp}
+        params: dict[str, str] = {"is_generic": "true"}
+        for i, col in enumerate(spec.columns):
+            params[f"flink.schema.{i}.name"] = col.name
+            native = base_types.get(col.name)
+            params[f"flink.schema.{i}.data-type"] = (native if native is not None and self.same_type(native, col.type)
+                                                     else coltypes.to_flink(coltypes.parse(col.type)))
+            if col.comment is not None and P.storable_param(f"flink.schema.{i}.comment", col.comment):
+                params[f"flink.schema.{i}.comment"] = col.comment
+        if spec.comment is not None and P.storable_param("flink.comment", spec.comment):
+            params["flink.comment"] = spec.comment
+        for key, value in spec.properties.items():
+            if not key.startswith("schema.") and key != "comment" and P.storable_param(PREFIX + key, value):
+                params[PREFIX + key] = value
+        original, expanded = sql, sql
+        if base is not None and (base.view_original_text or "").strip() == sql.strip():
+            # Unchanged SQL: keep Flink's texts (its expanded, qualified query is what it runs).
+            original = base.view_original_text or sql
+            expanded = base.view_expanded_text or sql
+        return self.table(database, name, original=original, expanded=expanded, parameters=params, columns=[],
+                          owner=spec.owner)
 
-def _same_type(native: str | None, canonical: str) -> bool:
-    try:
-        return native is not None and coltypes.parse_from(native, "flink") == canonical
-    except coltypes.ColumnTypeError:
-        return False
-
-
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
-           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
-    sql = sql_for(spec, DIALECT)
-    bp = base.parameters if base is not None else {}
-    base_types = {bp.get(f"flink.schema.{i}.name"): bp.get(f"flink.schema.{i}.data-type")
-                  for i in range(len(bp))
-                  if f"flink.schema.{i}.name" in bp}
-    params: dict[str, str] = {"is_generic": "true"}
-    for i, col in enumerate(spec.columns):
-        params[f"flink.schema.{i}.name"] = col.name
-        native = base_types.get(col.name)
-        params[f"flink.schema.{i}.data-type"] = (native if native is not None and _same_type(native, col.type)
-                                                 else coltypes.to_flink(coltypes.parse(col.type)))
-        if col.comment is not None and P.storable_param(f"flink.schema.{i}.comment", col.comment):
-            params[f"flink.schema.{i}.comment"] = col.comment
-    if spec.comment is not None and P.storable_param("flink.comment", spec.comment):
-        params["flink.comment"] = spec.comment
-    for key, value in spec.properties.items():
-        if not key.startswith("schema.") and key != "comment" and P.storable_param(PREFIX + key, value):
-            params[PREFIX + key] = value
-    original, expanded = sql, sql
-    if base is not None and (base.view_original_text or "").strip() == sql.strip():
-        # Unchanged SQL: keep Flink's texts (its expanded, qualified query is what it runs).
-        original = base.view_original_text or sql
-        expanded = base.view_expanded_text or sql
-    return TableDesc(database=database, name=name, view_original_text=original, view_expanded_text=expanded,
-                     parameters=params, columns=[], owner=spec.owner)
+    def decode(self, table: TableDesc) -> ViewSpec:
+        p = table.parameters
+        props = P.user_properties(p)
+        for key, value in p.items():
+            if key.startswith(PREFIX) and not key.startswith(PREFIX + "schema.") and key != PREFIX + "comment":
+                props[key[len(PREFIX):]] = value
+        return ViewSpec(
+            comment=p.get("flink.comment"),
+            columns=_columns(p),
+            representations=[Representation(dialect=self.DIALECT, sql=text_of(table.view_original_text,
+                                                                                   table.view_expanded_text))],
+            owner=table.owner or None,
+            properties={k: v for k, v in props.items() if not k.startswith(P.VIEWSYNC_PREFIX)},
+        )
 
 
 def _columns(p: dict[str, str]) -> list[Column]:
@@ -90,17 +100,5 @@ def _columns(p: dict[str, str]) -> list[Column]:
     return out
 
 
-def decode(table: TableDesc) -> ViewSpec:
-    p = table.parameters
-    props = P.user_properties(p)
-    for key, value in p.items():
-        if key.startswith(PREFIX) and not key.startswith(PREFIX + "schema.") and key != PREFIX + "comment":
-            props[key[len(PREFIX):]] = value
-    return ViewSpec(
-        comment=p.get("flink.comment"),
-        columns=_columns(p),
-        representations=[Representation(dialect=DIALECT, sql=text_of(table.view_original_text,
-                                                                      table.view_expanded_text))],
-        owner=table.owner or None,
-        properties={k: v for k, v in props.items() if not k.startswith(P.VIEWSYNC_PREFIX)},
-    )
+FLINK = FlinkFormat()
+FORMAT = FLINK.FORMAT

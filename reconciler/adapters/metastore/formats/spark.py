@@ -26,18 +26,14 @@ from reconciler.adapters.metastore.formats.common import (
     FormatError,
     alias_outputs,
     from_hive_columns,
-    sql_for,
     text_of,
     to_hive_columns,
 )
+from reconciler.adapters.metastore.formats.engine import SEQUENCE_FILE, EngineFormat
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes
 from reconciler.core.model import Column, Representation, ViewSpec
 from reconciler.core.sql import output_names
-
-FORMAT = "spark"
-DIALECT = "spark"
-DEFAULT_CATALOG = "spark_catalog"  # Spark's name for the session (Hive) catalog
 
 CREATE_VERSION = "spark.sql.create.version"
 SCHEMA = "spark.sql.sources.schema"
@@ -52,16 +48,7 @@ DEFAULT_SQL_CONFIG = {"spark.sql.ansi.enabled": "true", "spark.sql.session.timeZ
 REFERRED_TEMP = ("view.referredTempViewNames", "view.referredTempFunctionsNames",
                  "view.referredTempVariablesNames")
 SPARK_SCHEMA_PART = 4000  # spark.sql.sources.schemaStringLengthThreshold
-INPUT_FORMAT = "org.apache.hadoop.mapred.SequenceFileInputFormat"
-OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
-SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 WRITER_VERSION = "4.3.0"  # Spark only displays this; it marks the table as a Spark view
-
-
-def owns(key: str) -> bool:
-    """Parameters this codec writes (an update replaces them all)."""
-    return (P.is_family(key, SCHEMA) or key.startswith((OUT_COLS + ".", CATALOG_NS + ".", SQL_CONFIG))
-            or key in ("comment", CREATE_VERSION, SCHEMA_MODE, *REFERRED_TEMP))
 
 
 def _has_char(t: coltypes.Type) -> bool:
@@ -105,42 +92,72 @@ def _engine_state(base: TableDesc | None) -> dict[str, str]:
     return out | kept
 
 
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
-           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
-    sql = sql_for(spec, DIALECT)
-    # Spark shows the version that created the view; a rewrite keeps it.
-    params: dict[str, str] = {CREATE_VERSION: (base.parameters.get(CREATE_VERSION) if base else None) or WRITER_VERSION}
-    schema = catalog_json.dumps({"type": "struct", "fields": [_field(c) for c in spec.columns]},
-                                separators=(",", ":"), ensure_ascii=False)
-    params.update(P.split_value(SCHEMA, schema, SPARK_SCHEMA_PART))
-    # view.query.out holds the query's own output names (Spark resolves them in the query
-    # output by name); the declared names are the schema. An unnamed expression gets the
-    # declared name as an alias in the text Spark runs (viewExpandedText).
-    declared = [c.name for c in spec.columns]
-    found = output_names(sql, "spark", len(declared))
-    expanded = sql
-    if found is None:
-        names = declared
-    else:
-        names = [n if n else d for n, d in zip(found, declared, strict=True)]
-        if any(not n for n in found):
-            expanded = alias_outputs(sql, "spark", names)
-    params[f"{OUT_COLS}.numCols"] = str(len(names))
-    params.update({f"{OUT_COLS}.col.{i}": n for i, n in enumerate(names)})
-    params.update(_engine_state(base))
-    catalog = spec.default_catalog or engine_catalog or DEFAULT_CATALOG
-    ns = spec.default_namespace if spec.default_namespace is not None else [database]
-    parts = [catalog, *ns]
-    params[f"{CATALOG_NS}.numParts"] = str(len(parts))
-    params.update({f"{CATALOG_NS}.part.{i}": p for i, p in enumerate(parts)})
-    if spec.comment is not None and P.storable_param("comment", spec.comment):
-        params["comment"] = spec.comment
-    params.update(P.plain_properties(spec.properties))
-    return TableDesc(
-        database=database, name=name, view_original_text=sql, view_expanded_text=expanded,
-        parameters=params, columns=to_hive_columns(spec), owner=spec.owner,
-        input_format=INPUT_FORMAT, output_format=OUTPUT_FORMAT, serde_lib=SERDE,
-    )
+class SparkFormat(EngineFormat):
+    FORMAT = "spark"
+    DIALECT = "spark"
+    TYPES = "spark"
+    OWNED_KEYS = frozenset({"comment", CREATE_VERSION, SCHEMA_MODE, *REFERRED_TEMP})
+    OWNED_PREFIXES = (OUT_COLS + ".", CATALOG_NS + ".", SQL_CONFIG)
+    STORAGE = SEQUENCE_FILE
+    DEFAULT_CATALOG = "spark_catalog"  # Spark's name for the session (Hive) catalog
+
+    def owns(self, key: str) -> bool:
+        return super().owns(key) or P.is_family(key, SCHEMA)
+
+    def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+               base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
+        sql = self.sql(spec)
+        # Spark shows the version that created the view; a rewrite keeps it.
+        created = base.parameters.get(CREATE_VERSION) if base is not None else None
+        params: dict[str, str] = {CREATE_VERSION: created or WRITER_VERSION}
+        schema = catalog_json.dumps({"type": "struct", "fields": [_field(c) for c in spec.columns]},
+                                    separators=(",", ":"), ensure_ascii=False)
+        params.update(P.split_value(SCHEMA, schema, SPARK_SCHEMA_PART))
+        # view.query.out holds the query's own output names (Spark resolves them in the query
+        # output by name); the declared names are the schema. An unnamed expression gets the
+        # declared name as an alias in the text Spark runs (viewExpandedText).
+        declared = [c.name for c in spec.columns]
+        found = output_names(sql, "spark", len(declared))
+        expanded = sql
+        if found is None:
+            names = declared
+        else:
+            names = [n if n else d for n, d in zip(found, declared, strict=True)]
+            if any(not n for n in found):
+                expanded = alias_outputs(sql, "spark", names)
+        params[f"{OUT_COLS}.numCols"] = str(len(names))
+        params.update({f"{OUT_COLS}.col.{i}": n for i, n in enumerate(names)})
+        params.update(_engine_state(base))
+        catalog = spec.default_catalog or engine_catalog or self.DEFAULT_CATALOG
+        ns = spec.default_namespace if spec.default_namespace is not None else [database]
+        parts = [catalog, *ns]
+        params[f"{CATALOG_NS}.numParts"] = str(len(parts))
+        params.update({f"{CATALOG_NS}.part.{i}": p for i, p in enumerate(parts)})
+        if spec.comment is not None and P.storable_param("comment", spec.comment):
+            params["comment"] = spec.comment
+        params.update(P.plain_properties(spec.properties))
+        return self.table(database, name, original=sql, expanded=expanded, parameters=params,
+                          columns=to_hive_columns(spec), owner=spec.owner)
+
+    def decode(self, table: TableDesc) -> ViewSpec:
+        p = table.parameters
+        sql = text_of(table.view_original_text, table.view_expanded_text)
+        catalog: str | None = None
+        namespace: list[str] | None = None
+        parts = P.numbered(p, CATALOG_NS)
+        if parts:
+            catalog, namespace = parts[0], parts[1:] or None
+        elif p.get("view.default.database"):  # views written by Spark 2.x
+            namespace = [p["view.default.database"]]
+        return ViewSpec(
+            comment=p.get("comment"),
+            columns=_columns(table),
+            representations=[Representation(dialect=self.DIALECT, sql=sql)],
+            default_catalog=catalog,
+            default_namespace=namespace,
+            owner=table.owner or None,
+            properties=P.user_properties(p),
+        )
 
 
 def _columns(table: TableDesc) -> list[Column]:
@@ -160,22 +177,5 @@ def _columns(table: TableDesc) -> list[Column]:
         raise FormatError(f"unreadable {SCHEMA}: {exc}") from None
 
 
-def decode(table: TableDesc) -> ViewSpec:
-    p = table.parameters
-    sql = text_of(table.view_original_text, table.view_expanded_text)
-    catalog: str | None = None
-    namespace: list[str] | None = None
-    parts = P.numbered(p, CATALOG_NS)
-    if parts:
-        catalog, namespace = parts[0], parts[1:] or None
-    elif p.get("view.default.database"):  # views written by Spark 2.x
-        namespace = [p["view.default.database"]]
-    return ViewSpec(
-        comment=p.get("comment"),
-        columns=_columns(table),
-        representations=[Representation(dialect=DIALECT, sql=sql)],
-        default_catalog=catalog,
-        default_namespace=namespace,
-        owner=table.owner or None,
-        properties=P.user_properties(p),
-    )
+SPARK = SparkFormat()
+FORMAT = SPARK.FORMAT

@@ -28,24 +28,17 @@ from pydantic import ValidationError
 from reconciler.adapters import catalog_json
 from reconciler.adapters.metastore.formats import params as P
 from reconciler.adapters.metastore.formats.common import FormatError, invalid_spec, sql_for
+from reconciler.adapters.metastore.formats.engine import EngineFormat
 from reconciler.adapters.metastore.formats.table import HiveColumn, TableDesc
 from reconciler.core import coltypes
 from reconciler.core.model import Column, Representation, ViewSpec
 
-FORMAT = "trino"
-MATERIALIZED = "trino-materialized-view"
-DIALECT = "trino"
 VIEW_PREFIX = "/* Presto View: "
 MV_PREFIX = "/* Presto Materialized View: "
 SUFFIX = " */"
 EXPANDED_TEXT = "/* Presto View */"
 VIEW_COMMENT = "Presto View"
 MV_COMMENT = "Presto Materialized View"
-DEFAULT_CATALOG = "hive"  # the usual Trino catalog name for a metastore; adapters may override
-
-
-def owns(key: str) -> bool:
-    return key in ("presto_view", "comment", "trino_created_by")
 
 
 # ------------------------------------------------------------------ envelope
@@ -75,13 +68,6 @@ def decode_envelope(text: str) -> dict[str, Any]:
 MODELLED = frozenset({"originalSql", "catalog", "schema", "columns", "comment", "owner", "runAsInvoker"})
 
 
-def _same_type(native: Any, canonical: str) -> bool:
-    try:
-        return isinstance(native, str) and coltypes.parse_from(native, "trino") == canonical
-    except coltypes.ColumnTypeError:
-        return False
-
-
 def definer(spec: ViewSpec, default_owner: str | None) -> str | None:
     """The user a definer view runs as: the declared owner, else the catalog's default."""
     return None if spec.security == "invoker" else spec.owner or default_owner
@@ -96,13 +82,13 @@ def to_definition(spec: ViewSpec, *, engine_catalog: str | None = None, default_
     means the same way is kept as Trino wrote it (the SQL's surrounding whitespace,
     type spellings, no `schema`, fields we do not model such as `path`)."""
     base = base or {}
-    sql = sql_for(spec, DIALECT)
+    sql = sql_for(spec, TrinoFormat.DIALECT)
     base_sql = base.get("originalSql")
     doc: dict[str, Any] = {k: v for k, v in base.items() if k not in MODELLED}
     doc["originalSql"] = base_sql if isinstance(base_sql, str) and base_sql.strip() == sql.strip() else sql
     ns = spec.default_namespace
     if ns is not None and len(ns) == 1:
-        doc["catalog"] = spec.default_catalog or engine_catalog or DEFAULT_CATALOG
+        doc["catalog"] = spec.default_catalog or engine_catalog or TrinoFormat.DEFAULT_CATALOG
         doc["schema"] = ns[0]
     elif spec.default_catalog is not None and not ns:
         doc["catalog"] = spec.default_catalog
@@ -110,7 +96,7 @@ def to_definition(spec: ViewSpec, *, engine_catalog: str | None = None, default_
     columns = []
     for c in spec.columns:
         native = base_types.get(c.name)
-        ctype = native if _same_type(native, c.type) else coltypes.to_trino(coltypes.parse(c.type))
+        ctype = native if TRINO.same_type(native, c.type) else coltypes.to_trino(coltypes.parse(c.type))
         entry: dict[str, Any] = {"name": c.name, "type": ctype}
         if c.comment is not None:
             entry["comment"] = c.comment
@@ -143,7 +129,7 @@ def from_definition(doc: dict[str, Any], properties: dict[str, str] | None = Non
         return ViewSpec(
             comment=doc.get("comment"),
             columns=columns,
-            representations=[Representation(dialect=DIALECT, sql=sql)],
+            representations=[Representation(dialect=TrinoFormat.DIALECT, sql=sql)],
             default_catalog=catalog,
             default_namespace=namespace,
             security="invoker" if doc.get("runAsInvoker") else "definer",
@@ -159,26 +145,45 @@ def from_definition(doc: dict[str, Any], properties: dict[str, str] | None = Non
 
 
 # -------------------------------------------------------------------- table
-def encode(database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
-           base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
-    params = {"presto_view": "true", "comment": VIEW_COMMENT, "trino_created_by": "viewsync"}
-    params.update(P.plain_properties(spec.properties))
-    base_doc: dict[str, Any] | None = None
-    if base is not None:
-        params["trino_created_by"] = base.parameters.get("trino_created_by", params["trino_created_by"])
-        try:
-            base_doc = decode_envelope(base.view_original_text or "")
-        except FormatError:
-            base_doc = None
-    doc = to_definition(spec, engine_catalog=engine_catalog, default_owner=default_owner, base=base_doc)
-    return TableDesc(
-        database=database, name=name,
-        view_original_text=encode_envelope(doc),
-        view_expanded_text=EXPANDED_TEXT, parameters=params,
-        columns=[HiveColumn("dummy", "string")], owner=spec.owner,
-    )
+class TrinoFormat(EngineFormat):
+    FORMAT = "trino"
+    DIALECT = "trino"
+    TYPES = "trino"
+    OWNED_KEYS = frozenset({"presto_view", "comment", "trino_created_by"})
+    DEFAULT_CATALOG = "hive"  # the usual Trino catalog name for a metastore; adapters may override
+
+    def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+               base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
+        params = {"presto_view": "true", "comment": VIEW_COMMENT, "trino_created_by": "viewsync"}
+        params.update(P.plain_properties(spec.properties))
+        base_doc: dict[str, Any] | None = None
+        if base is not None:
+            params["trino_created_by"] = base.parameters.get("trino_created_by", params["trino_created_by"])
+            try:
+                base_doc = decode_envelope(base.view_original_text or "")
+            except FormatError:
+                base_doc = None
+        doc = to_definition(spec, engine_catalog=engine_catalog, default_owner=default_owner, base=base_doc)
+        return self.table(database, name, original=encode_envelope(doc), expanded=EXPANDED_TEXT,
+                          parameters=params, columns=[HiveColumn("dummy", "string")], owner=spec.owner)
+
+    def decode(self, table: TableDesc) -> ViewSpec:
+        doc = decode_envelope(table.view_original_text or "")
+        return from_definition(doc, P.user_properties(table.parameters))
 
 
-def decode(table: TableDesc) -> ViewSpec:
-    doc = decode_envelope(table.view_original_text or "")
-    return from_definition(doc, P.user_properties(table.parameters))
+class TrinoMaterializedView(TrinoFormat):
+    """Trino's materialized views: read for reporting (same envelope), never written."""
+
+    FORMAT = "trino-materialized-view"
+    WRITABLE = False
+
+    def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
+               base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
+        raise FormatError("viewsync never writes Trino materialized views")
+
+
+TRINO = TrinoFormat()
+TRINO_MATERIALIZED = TrinoMaterializedView()
+FORMAT = TRINO.FORMAT
+MATERIALIZED = TRINO_MATERIALIZED.FORMAT

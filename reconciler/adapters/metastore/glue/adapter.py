@@ -53,7 +53,8 @@ from reconciler.adapters.base import (
     SchemaSnapshot,
     WriteContext,
 )
-from reconciler.adapters.deadline import bound_botocore, deadline, expired
+from reconciler.adapters.deadline import deadline, expired
+from reconciler.adapters.deadline.http import bound_botocore
 from reconciler.adapters.metastore import formats
 from reconciler.adapters.metastore.base import Decoded, MetastoreAdapter, Unreadable, markers
 from reconciler.adapters.metastore.formats import HiveColumn

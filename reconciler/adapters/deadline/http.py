@@ -1,21 +1,18 @@
-"""A wall-time limit for HTTP requests made through urllib3 (requests, botocore).
+"""The deadline (`reconciler.adapters.deadline`) for HTTP requests made through urllib3
+(requests for Iceberg REST, botocore for Glue).
 
-urllib3's timeouts bound each socket operation, so a server trickling one byte a
-second is never cut off. Inside `deadline(seconds)`, a request (connect, redirects,
-retries and the whole response, body included) ends by one deadline: every read of a
-response waits at most the time left, then fails as urllib3's read timeout. No
-threads: each socket read's own timeout is set to the time left.
+Inside `deadline(seconds)`, a request (connect, redirects, retries and the whole
+response, body included) ends by one deadline: every read of a response waits at most
+the time left, then fails as urllib3's read timeout. No threads: each socket read's own
+timeout is set to the time left.
 """
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import io
 import socket
-import time
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -25,34 +22,7 @@ from urllib3 import PoolManager, ProxyManager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-# The monotonic deadline of the request this thread (context) is making, if bounded.
-_DEADLINE: ContextVar[float | None] = ContextVar("viewsync_http_deadline", default=None)
-
-
-def _left(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the request took longer than its timeout")
-    return left
-
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Requests made inside end within `seconds` from now (an enclosing deadline is kept)."""
-    if _DEADLINE.get() is not None:
-        yield
-        return
-    token = _DEADLINE.set(time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
-
-
-def expired() -> bool:
-    """Whether the current deadline has passed (a failure then is a timeout)."""
-    current = _DEADLINE.get()
-    return current is not None and time.monotonic() >= current
+from reconciler.adapters.deadline import current, deadline, left_until
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -68,7 +38,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        self._sock.settimeout(_left(self._deadline))
+        self._sock.settimeout(left_until(self._deadline))
         return self._raw.readinto(buffer)
 
     def close(self) -> None:
@@ -88,8 +58,8 @@ class _DeadlineSocket:
 
 class _DeadlineResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
-        current = _DEADLINE.get()
-        super().__init__(sock if current is None else _DeadlineSocket(sock, current),  # type: ignore[arg-type]
+        end = current()
+        super().__init__(sock if end is None else _DeadlineSocket(sock, end),  # type: ignore[arg-type]
                          *args, **kwargs)
 
 
@@ -100,9 +70,9 @@ class _DeadlineConnection(HTTPConnection):
     response_class = _DeadlineResponse
 
     def connect(self) -> None:
-        current = _DEADLINE.get()
-        if current is not None:
-            left = _left(current)
+        end = current()
+        if end is not None:
+            left = left_until(end)
             self.timeout = min(self.timeout, left) if isinstance(self.timeout, int | float) else left
         super().connect()
 
