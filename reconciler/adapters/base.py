@@ -3,7 +3,7 @@
 This module is the single source of truth for what an adapter receives,
 returns and raises; the planner and apply rely on nothing else. A new catalog
 kind is one module (or package) with one `CatalogAdapter` subclass, registered
-by its `kind` in `reconciler.adapters.REGISTRY`; `tests/contract/` then runs
+by its `kind` in `reconciler.adapters.REGISTRY`; `tests/adapters/contract/` then runs
 the shared contract suite on it.
 
 Call pattern. plan: `list_schemas()` once per catalog, `fetch(schema)` once per
