@@ -19,11 +19,11 @@ from reconciler.adapters.metastore.formats.common import FormatError
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes as t
 from reconciler.core.model import Column, Representation, ViewSpec
-from tests.adapters.iceberg.conftest import iceberg_server, namespace  # noqa: E402, F401 - fixtures
+from tests.adapters.iceberg.conftest import iceberg_server, namespace  # noqa: F401 - fixtures
 
 # The real backends' session fixtures, as the contract suite takes them (one server per session).
-from tests.adapters.metastore.glue.conftest import glue_url, moto_url, raw_glue  # noqa: E402, F401 - fixtures
-from tests.adapters.metastore.hms.conftest import database, hms_client, metastore  # noqa: E402, F401 - fixtures
+from tests.adapters.metastore.glue.conftest import glue_url, moto_url, raw_glue  # noqa: F401 - fixtures
+from tests.adapters.metastore.hms.conftest import database, hms_client, metastore  # noqa: F401 - fixtures
 from tests.helpers.cli import run_cli
 from tests.helpers.hostile import GOOD, assert_rejected, write
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/conftest.py)."""
+"""The one CLI runner of the tests, and which modules a command imports."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/adapters/contract/conftest.py)."""
+"""The adapter contract suite's backends, by catalog kind."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/conftest.py)."""
+"""The machine's PostgreSQL and MariaDB servers, as the tests reach them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/events/conftest.py)."""
+"""A webhook receiver process and edits of a repository's events and views."""
 
 from __future__ import annotations
 

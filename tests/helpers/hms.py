@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/adapters/metastore/hms/test_hms_speed.py)."""
+"""Repositories of many Hive Metastore views, for the speed and prefetch tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/source/test_hostile_input.py)."""
+"""Hostile-input checks: a good view file, and 'rejected with one located line, nothing written'."""
 
 from __future__ import annotations
 

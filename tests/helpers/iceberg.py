@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/adapters/iceberg/conftest.py)."""
+"""A running Iceberg REST test server and its test hooks (started by tests/adapters/iceberg/conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/adapters/jdbc/conftest.py)."""
+"""Throw-away databases of the JDBC tests (the fixtures are in tests/adapters/jdbc/)."""
 
 from __future__ import annotations
 

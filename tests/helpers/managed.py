@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/e2e/test_workflow_managed.py)."""
+"""Writing into a managed store behind viewsync's back."""
 
 from __future__ import annotations
 

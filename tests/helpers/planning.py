@@ -1,4 +1,4 @@
-"""Test helpers (moved from tests/plan/test_planner.py)."""
+"""Planning against in-memory catalogs, for the planner and apply unit tests."""
 
 from __future__ import annotations
 

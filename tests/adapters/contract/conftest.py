@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from reconciler.adapters import CatalogAdapter, open_adapter
-from tests.adapters.iceberg.conftest import iceberg_server  # noqa: E402, F401 - fixture
-from tests.adapters.metastore.glue.conftest import moto_url  # noqa: E402, F401 - fixture
-from tests.adapters.metastore.hms.conftest import metastore  # noqa: E402, F401 - fixture
+from tests.adapters.iceberg.conftest import iceberg_server  # noqa: F401 - fixture
+from tests.adapters.metastore.glue.conftest import moto_url  # noqa: F401 - fixture
+from tests.adapters.metastore.hms.conftest import metastore  # noqa: F401 - fixture
 from tests.helpers.contract import Backend
 from tests.helpers.glue_support import ACCOUNT, REGION
 
