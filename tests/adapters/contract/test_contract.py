@@ -19,7 +19,8 @@ CTX = WriteContext(actor="contract-suite")
 
 def test_every_registered_kind_has_a_backend() -> None:
     missing = sorted(set(REGISTRY) - set(CATALOGS))
-    assert not missing, f"catalog kinds without a contract backend in tests/adapters/contract/conftest.py: {missing}"
+    assert not missing, (f"catalog kinds without a contract backend (CATALOGS in tests/helpers/contract.py, "
+                         f"a fixture in tests/adapters/contract/conftest.py): {missing}")
     assert all(CATALOGS[kind] for kind in REGISTRY)
 
 
