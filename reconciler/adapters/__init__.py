@@ -4,7 +4,8 @@ Adding a catalog kind: write `reconciler/adapters/<kind>.py` (or a package) with
 `ReadOnlyAdapter` or `WritableAdapter` subclass implementing the contract in `base.py`
 (a metastore-style catalog extends `metastore.base.MetastoreAdapter`) and its `Options` model, add one line
 here, run `python scripts/regen_options.py`, and give it a backend fixture in
-`tests/contract/conftest.py`: the contract suite then runs on it.
+`tests/adapters/contract/conftest.py` listed in `CATALOGS` (`tests/helpers/contract.py`): the
+contract suite then runs on it.
 """
 
 from __future__ import annotations

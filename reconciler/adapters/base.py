@@ -5,8 +5,8 @@ returns and raises; the planner and apply rely on nothing else. A new catalog
 kind is one module (or package) with one subclass of `ReadOnlyAdapter` or
 `WritableAdapter` (both `CatalogAdapter`s; metastore-style catalogs extend
 `metastore.base.MetastoreAdapter`), registered by its `kind` in
-`reconciler.adapters.REGISTRY`; `tests/contract/` then runs the shared contract
-suite on it. Every contract method documents its Args, Returns and Raises.
+`reconciler.adapters.REGISTRY`; `tests/adapters/contract/` then runs the shared
+contract suite on it. Every contract method documents its Args, Returns and Raises.
 
 Call pattern. plan: `list_schemas()` once per catalog, `fetch(schema)` once per
 schema (one bulk read, so a plan costs O(schemas) catalog calls), then per

@@ -4,7 +4,7 @@ the single description of what a `catalogs:` entry of viewsync.yaml may hold.
 From the models come the catalog section of `schemas/config.schema.json`
 (editor completion and the located errors of config loading) and the catalog
 option table of README.md; `scripts/regen_options.py` rewrites both and
-`tests/test_config_schema.py` fails when either is out of date. A renamed option
+`tests/source/test_config_schema.py` fails when either is out of date. A renamed option
 keeps its old name as a field with `deprecated=...` and `replaced_by(...)`:
 config loading accepts it and prints a warning line.
 """

@@ -26,8 +26,8 @@ VIEWS_DIR = "views"  # beside the config: views/<catalog>/<schema>.yaml
 DEFAULT_STATE = "sqlite:///.viewsync/state.db"
 # ${NAME} or ${NAME:-default}; any other "${" is an error, never taken literally.
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# The schemas' one copy in a source checkout: top-level schemas/, beside the package.
-SOURCE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"  # reconciler/source/config.py -> the repository
+# The schemas' one copy in a source checkout: top-level schemas/, two levels above this module.
+SOURCE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 @cache

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 POLICY = """\
 # yaml-language-server: $schema=schemas/access.schema.json

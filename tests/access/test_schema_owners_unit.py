@@ -16,7 +16,7 @@ from reconciler.plan.model import SchemaOwnerChange
 from reconciler.plan.planner import Plan
 from reconciler.source.config import load_config
 from reconciler.source.declarations import load
-from tests.conftest import ROOT
+from tests.helpers.paths import ROOT
 
 FILE = "catalog: local\nschema: sales\nowner: {owner}\nviews:\n  - name: v\n    representations:\n" \
        "      - {{dialect: spark, sql: SELECT 1}}\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.events.conftest import set_events
+from tests.helpers.cli import run_cli
+from tests.helpers.events import set_events
 
 
 @pytest.mark.parametrize(("sink", "message"), [

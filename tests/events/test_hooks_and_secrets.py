@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import run_cli
-from tests.events.conftest import Receiver, edit_views, set_events
-from tests.servers import free_port
+from tests.helpers.cli import run_cli
+from tests.helpers.events import Receiver, edit_views, set_events
+from tests.helpers.servers import free_port
 
 HOOK = """
 import json, os, sys

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
-from tests.events.conftest import edit_views
+from tests.helpers.cli import run_cli
+from tests.helpers.events import edit_views
 
 
 def test_lineage_command_formats(sample_repo: Path) -> None:

@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import run_cli
-from tests.events.conftest import edit_views, set_events
-from tests.events.ol_schema import validate_event
+from tests.helpers.cli import run_cli
+from tests.helpers.events import edit_views, set_events
+from tests.helpers.ol_schema import validate_event
 
 MARTS = {
     "catalog": "local",

@@ -20,8 +20,11 @@ from typing import Any
 import pytest
 
 from reconciler.events import model as ev
-from tests.conftest import ROOT, run_cli
-from tests.events.conftest import Receiver, set_events
+from tests.helpers.cli import run_cli
+from tests.helpers.events import Receiver, set_events
+from tests.helpers.paths import ROOT
+from tests.helpers.repos import view_yaml as _view
+from tests.helpers.repos import write_repo
 
 # A blocking hook that holds the apply on its first call, until the test writes `go`.
 HOLD = """
@@ -36,20 +39,13 @@ if not (d / "go").exists():
 VIEWS = "catalog: local\nschema: s\nviews:\n{views}"
 
 
-def _view(name: str, sql: str) -> str:
-    return f"  - name: {name}\n    representations:\n      - dialect: spark\n        sql: {sql}\n"
-
-
 def _repo(base: Path) -> Path:
-    repo = base / f"repo-{uuid.uuid4().hex[:8]}"
-    (repo / "views/local").mkdir(parents=True)
-    (repo / "viewsync.yaml").write_text(
-        "version: 1\nproject: p\nstate: 'sqlite:///.viewsync/state.db'\n"
-        "catalogs:\n  local: {type: managed, url: 'sqlite:///.viewsync/catalog.db'}\n")
-    (repo / "views/local/s.yaml").write_text(VIEWS.format(views=_view("keep", "SELECT 1 AS x")
+    return write_repo(base / f"repo-{uuid.uuid4().hex[:8]}",
+                      "version: 1\nproject: p\nstate: 'sqlite:///.viewsync/state.db'\n"
+                      "catalogs:\n  local: {type: managed, url: 'sqlite:///.viewsync/catalog.db'}\n",
+                      {"views/local/s.yaml": VIEWS.format(views=_view("keep", "SELECT 1 AS x")
                                                           + _view("old", "SELECT 2 AS y")
-                                                          + _view("base", "SELECT 3 AS z")))
-    return repo
+                                                          + _view("base", "SELECT 3 AS z"))})
 
 
 def _live(repo: Path) -> dict[str, str]:

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import ROOT, run_cli
-from tests.events.conftest import Receiver, edit_views, set_events
+from tests.helpers.cli import run_cli
+from tests.helpers.events import Receiver, edit_views, set_events
+from tests.helpers.paths import ROOT
 
 SECRET = "hook-signing-key-5b1e"
 
@@ -171,7 +172,7 @@ def test_apply_killed_between_audit_row_and_delivery_loses_nothing(sample_repo: 
 
 
 def test_4xx_is_rejected_for_good_and_5xx_is_retried(sample_repo: Path, tmp_path: Path) -> None:
-    from tests.servers import free_port
+    from tests.helpers.servers import free_port
 
     rejecting = Receiver(free_port(), tmp_path / "r400.jsonl", status=400)
     failing = Receiver(free_port(), tmp_path / "r503.jsonl", status=503)

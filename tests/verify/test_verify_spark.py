@@ -12,9 +12,10 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import ROOT
 
-pytestmark = pytest.mark.usefixtures("spark_verifier")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark_verifier")]
 
 CONFIG = """version: 1
 project: verify-test

@@ -12,7 +12,7 @@ metadata, virtual, comment per column), `flink-connectors/flink-connector-hive/
 .../HiveCatalog.java` and `HiveTableUtil.java` (the `flink.` prefix, the view
 texts). A rewrite keeps what Flink wrote and the spec does not model (NOT NULL,
 BINARY(n)/VARBINARY(n) lengths, the expanded text of unchanged SQL).
-Golden vectors: tests/formats/golden/flink/.
+Golden vectors: tests/adapters/metastore/formats/golden/flink/.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ namespace, captured SQL configs, referred temp names) and
 `viewSchemaMode`, `viewSQLConfigs`). Spark reads a view by resolving each
 `view.query.out.col.N` in the query's output by name, then casts and renames
 it to the schema field N; in COMPENSATION mode a narrower declared type is a
-cast instead of an error. Golden vectors: tests/formats/golden/spark/.
+cast instead of an error. Golden vectors: tests/adapters/metastore/formats/golden/spark/.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ stores), `core/trino-main/.../metadata/MetadataManager.java` (`getView`: a
 definer view without an owner is refused under system security, "Catalog does
 not support run-as DEFINER views"). Trino's stale-view check compares the stored
 column types with the query's, so a rewrite keeps Trino's own type strings.
-Golden vectors: tests/formats/golden/trino/.
+Golden vectors: tests/adapters/metastore/formats/golden/trino/.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: import them from here, never from a conftest."""
