@@ -63,17 +63,8 @@ from reconciler.adapters.metastore.glue import codec
 from reconciler.adapters.metastore.glue import legacy_codec as legacy
 from reconciler.adapters.metastore.table_columns import metastore_columns
 from reconciler.adapters.options import CatalogOptions, replaced_by
-from reconciler.core.model import (
-    MANAGED_BY,
-    MARKER_PREFIX,
-    SPEC_DIGEST,
-    AdapterHandle,
-    Column,
-    LiveView,
-    Representation,
-    ViewId,
-    ViewSpec,
-)
+from reconciler.core import model
+from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, Column, LiveView, ViewId, ViewSpec
 
 # live legacy engine format -> the view_format that writes it
 _KEEPABLE = {engine: view_format for view_format, engine in legacy.ENGINE_FORMAT.items()}
@@ -118,7 +109,7 @@ class GlueCallError(AdapterError):
 
 
 @dataclass
-class GlueHandle(AdapterHandle):
+class GlueHandle(model.AdapterHandle):
     """What update/drop need from the fetched table."""
 
     version_id: str | None
@@ -309,7 +300,7 @@ class GlueAdapter(MetastoreAdapter):
         if table.get("IsMaterializedView"):
             shown = self.unreadable(view, table)
             managed_by, digest = markers(shown.parameters)
-            spec = ViewSpec(representations=[Representation(dialect=shown.dialect, sql=shown.text)],
+            spec = ViewSpec(representations=[model.Representation(dialect=shown.dialect, sql=shown.text)],
                             default_namespace=shown.default_namespace)
             return Decoded(spec=spec,
                            format="glue-materialized-view", managed_by=managed_by, spec_digest=digest,
@@ -514,7 +505,7 @@ def _merged_params(live_table: dict[str, Any], new: dict[str, str]) -> dict[str,
     live = codec.params_of(live_table)
     keep = {k: v for k, v in live.items()
             if k not in new and P.is_engine_parameter(k) and not legacy.is_format_param(k)
-            and not k.startswith(MARKER_PREFIX)}
+            and not k.startswith(model.MARKER_PREFIX)}
     return {**keep, **new}
 
 
