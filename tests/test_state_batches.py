@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from reconciler.core.model import ViewId
 from reconciler.events import model, outbox
-from reconciler.state.store import GitInfo, Finish, Outcome, PendingAction, StateStore, VersionRecord, audit
+from reconciler.state.store import Finish, GitInfo, Outcome, PendingAction, StateStore, VersionRecord, audit
 
 
 def _pending(seq: int, view: ViewId) -> PendingAction:

@@ -17,7 +17,7 @@ from reconciler.core import sql as vsql
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId, ViewSpec
-from reconciler.core.outcome import Outcome
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.plan.model import SchemaOwnerChange
 from reconciler.plan.planner import Action, Plan, PlanError, PlanErrorCode, dependencies
 
@@ -136,7 +136,7 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
 
     # Never marked running: a running apply is one that holds the lock (reconciler.apply.repair).
     run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
-                             outcome="refused")
+                             outcome=RunOutcome.REFUSED)
     reasons: dict[int, list[str]] = {}
     general = [d.message for a, d in found if a is None]
     for subject, d in found:
@@ -153,6 +153,6 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
                     else (pending, Outcome.SKIPPED, "not attempted: the apply was refused"))
     state.record_unattempted(rows)
     messages = [d.message for _, d in found]
-    state.finish_run(run_id, "refused", {"reason": NOT_PERMITTED, "details": messages})
+    state.finish_run(run_id, RunOutcome.REFUSED, {"reason": NOT_PERMITTED, "details": messages})
     return NotPermitted("not permitted, nothing was applied:\n  " + "\n  ".join(dict.fromkeys(messages))
                         + f"\n(refusal recorded as run {run_id})")

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.core.model import LiveView, ViewId
-from reconciler.core.outcome import Outcome
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.events import model as ev
 from reconciler.state.store import VIEW_ACTIONS, Finish, StateStore, VersionRecord
 from reconciler.workspace import Workspace
@@ -75,7 +75,7 @@ def repair_dead_runs(ws: Workspace, state: StateStore, project: str, current_run
                             Outcome.FAILED: " (not in the catalog)", Outcome.UNKNOWN: f" ({error})"}[result])
         summary: dict[str, Any] = {"reason": "the process died; records repaired by a later apply",
                                    **{str(o): n for o, n in counts.items()}}
-        state.finish_run(run["run_id"], "interrupted", summary,
+        state.finish_run(run["run_id"], RunOutcome.INTERRUPTED, summary,
                          also=_run_finished(events, run, summary, announced=bool(rows)))
         notes.append(f"run {run['run_id']} (started {run['started_at']:%Y-%m-%d %H:%M:%S} by {run['actor']}) "
                      f"died mid-apply: marked interrupted, {counts[Outcome.APPLIED]} action(s) found applied, "
@@ -135,7 +135,7 @@ def _run_finished(events: Emitter | None, run: dict[str, Any], summary: dict[str
         events.enqueue(conn, events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
             "run_id": run_id, "project": run["project"], "actor": run["actor"],
             "git": {"commit": run["git_commit"], "ref": run["git_ref"], "author": run["git_author"]},
-            "outcome": "interrupted", "summary": summary, "repaired": True}))
+            "outcome": RunOutcome.INTERRUPTED, "summary": summary, "repaired": True}))
     return write
 
 

@@ -25,7 +25,7 @@ from reconciler.apply.waves import waves
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import LiveView, ViewSpec
-from reconciler.core.outcome import Outcome
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.core.secrets import redact
 from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
@@ -123,8 +123,8 @@ def apply_plan(
         result.took_over = state.acquire_lock(lock_name(project), holder_string(actor), run_id, wait_s=lock_timeout)
     except UserError:
         state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id,
-                        outcome="refused")
-        state.finish_run(run_id, "refused", {"reason": "locked"})
+                        outcome=RunOutcome.REFUSED)
+        state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "locked"})
         raise
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
@@ -145,7 +145,7 @@ def apply_plan(
 
         reasons = stale_actions(plan, snapshots, folds)
         if reasons:
-            state.finish_run(run_id, "refused", {"reason": "stale plan", "details": reasons})
+            state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
         if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
@@ -161,16 +161,17 @@ def apply_plan(
         steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of)
         unbegun = _run_waves(ws, plan.actions, steps, result, on_action)
         # Skipped and never begun: recorded together, without events (none was announced).
-        state.record_unattempted([(steps.pending(steps.step(seq)), Outcome.SKIPPED, SKIPPED) for seq in unbegun])
+        state.record_unattempted([(steps.unattempted(seq), Outcome.SKIPPED, SKIPPED) for seq in unbegun])
         if result.ok and plan.schema_owners:  # actions of this run: under its lock, before it is finished
             result.owner_errors = schema_owners.apply(plan.schema_owners, ws.adapter, state, run_id,
                                                       len(plan.actions), actor, git)
-        summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
+        summary: dict[str, int] = {Outcome.APPLIED: len(result.applied), Outcome.FAILED: len(result.failed),
+                                   Outcome.SKIPPED: len(result.skipped)}
         if result.refused:
-            summary["refused"] = len(result.refused)
+            summary[Outcome.REFUSED] = len(result.refused)
         if result.owner_errors:
             summary["schema_owners_failed"] = len(result.owner_errors)
-        outcome = "success" if result.ok and not result.owner_errors else "failed"
+        outcome = RunOutcome.SUCCESS if result.ok and not result.owner_errors else RunOutcome.FAILED
         state.finish_run(run_id, outcome, summary)
         if events is not None:
             events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
@@ -181,12 +182,12 @@ def apply_plan(
     except StalePlan:
         raise
     except BaseException:
-        state.finish_run(run_id, "failed", {"applied": len(result.applied)})
+        state.finish_run(run_id, RunOutcome.FAILED, {Outcome.APPLIED: len(result.applied)})
         if events is not None:
             with contextlib.suppress(Exception):  # the original error matters more
                 events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
                     "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-                    "outcome": "failed", "summary": {"applied": len(result.applied)}}))
+                    "outcome": RunOutcome.FAILED, "summary": {Outcome.APPLIED: len(result.applied)}}))
         raise
     finally:
         state.release_lock(lock_name(project), run_id)
@@ -302,6 +303,12 @@ class _Steps:
         a = step.action
         return PendingAction(self.run_id, step.seq, self.actor, a.action, a.view, _canonical(a.before), step.after,
                              step.before_digest, step.after_digest, step.changes, self.git)
+
+    def unattempted(self, seq: int) -> PendingAction:
+        """The audit row of an action never begun (no digests: nothing was computed for it)."""
+        a = self.actions[seq]
+        return PendingAction(self.run_id, seq, self.actor, a.action, a.view, _canonical(a.before),
+                             _canonical(a.desired), None, None, [c.to_json() for c in a.changes], self.git)
 
     def _stored(self, events: list[dict[str, Any]]) -> Callable[[Connection], None] | None:
         """What writes these events of this run into the outbox, in the records' transaction."""

@@ -22,6 +22,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.core.model import ViewId
 from reconciler.core.outcome import Outcome as Outcome  # re-exported: the records speak it
+from reconciler.core.outcome import RunOutcome as RunOutcome
 from reconciler.core.secrets import redact
 from reconciler.db.engines import create_engine, ensure_tables, has_tables, insert_returning_ids
 from reconciler.state.lockholder import is_dead
@@ -211,7 +212,7 @@ class StateStore:
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
                   plan_digest: str | None, declarations_digest: str | None, run_id: str | None = None,
-                  outcome: str = "running") -> str:
+                  outcome: RunOutcome = RunOutcome.RUNNING) -> str:
         run_id = run_id or new_run_id()
         with self._begin() as conn:
             conn.execute(runs.insert().values(
@@ -220,7 +221,7 @@ class StateStore:
                 declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
-    def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any],
+    def finish_run(self, run_id: str, outcome: RunOutcome, summary: dict[str, Any],
                    also: Callable[[Connection], None] | None = None) -> None:
         """`also` writes more in the same transaction (the event outbox)."""
         with self._begin() as conn:
@@ -327,7 +328,7 @@ class StateStore:
         """Apply runs still marked running. Called under the apply lock, which every
         running apply holds: they are dead."""
         q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
-                                   runs.c.outcome == "running", runs.c.run_id != current)
+                                   runs.c.outcome == RunOutcome.RUNNING, runs.c.run_id != current)
              .order_by(runs.c.started_at))
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
