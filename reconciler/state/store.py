@@ -196,9 +196,9 @@ class StateStore:
         except (SQLAlchemyError, OSError) as err:
             detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
             raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None
-        # Threads of one process may share this store (apply's records thread, a prefetch):
+        # One transaction at a time per process on SQLite, should threads share this store:
         # SQLite takes one writer at a time, and a read-then-write transaction racing another
-        # in the same process fails at once.
+        # in the same process fails at once (apply itself records on one thread).
         self._serial = threading.Lock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
 
     @contextlib.contextmanager
