@@ -17,6 +17,7 @@ from reconciler.core import sql as vsql
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId, ViewSpec
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.plan.model import SchemaOwnerChange
 from reconciler.plan.planner import Action, Plan, PlanError, PlanErrorCode, dependencies
 
@@ -131,25 +132,27 @@ def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
            found: list[tuple[Subject, Denial]]) -> NotPermitted:
     """Record a refused apply: a run with outcome 'refused' and one audit row per action
     ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
+    from reconciler.state.store import PendingAction  # opened only to record a refusal
+
     # Never marked running: a running apply is one that holds the lock (reconciler.apply.repair).
     run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
-                             outcome="refused")
+                             outcome=RunOutcome.REFUSED)
     reasons: dict[int, list[str]] = {}
     general = [d.message for a, d in found if a is None]
     for subject, d in found:
         if isinstance(subject, Action):
             reasons.setdefault(id(subject), []).append(d.message)
+    rows = []
     for seq, action in enumerate(plan.actions):
-        audit_id = state.audit_start(run_id, seq, actor, action.action, action.view,
-                                     action.before.canonical() if action.before is not None else None,
-                                     action.desired.canonical() if action.desired is not None else None,
-                                     None, None, [c.to_json() for c in action.changes], git)
+        pending = PendingAction(run_id, seq, actor, action.action, action.view,
+                                action.before.canonical() if action.before is not None else None,
+                                action.desired.canonical() if action.desired is not None else None,
+                                None, None, [c.to_json() for c in action.changes], git)
         mine = reasons.get(id(action), []) + general
-        if mine:
-            state.audit_finish(audit_id, "refused", "not permitted: " + "; ".join(mine))
-        else:
-            state.audit_finish(audit_id, "skipped", "not attempted: the apply was refused")
+        rows.append((pending, Outcome.REFUSED, "not permitted: " + "; ".join(mine)) if mine
+                    else (pending, Outcome.SKIPPED, "not attempted: the apply was refused"))
+    state.record_unattempted(rows)
     messages = [d.message for _, d in found]
-    state.finish_run(run_id, "refused", {"reason": NOT_PERMITTED, "details": messages})
+    state.finish_run(run_id, RunOutcome.REFUSED, {"reason": NOT_PERMITTED, "details": messages})
     return NotPermitted("not permitted, nothing was applied:\n  " + "\n  ".join(dict.fromkeys(messages))
                         + f"\n(refusal recorded as run {run_id})")

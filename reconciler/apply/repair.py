@@ -19,24 +19,25 @@ from sqlalchemy.engine import Connection
 
 from reconciler.adapters.base import SchemaSnapshot
 from reconciler.core.model import LiveView, ViewId
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.events import model as ev
-from reconciler.state.store import VIEW_ACTIONS, StateStore, VersionRecord
+from reconciler.state.store import VIEW_ACTIONS, Finish, StateStore, VersionRecord
 from reconciler.workspace import Workspace
 
 if TYPE_CHECKING:
     from reconciler.events.dispatch import Emitter
 
 
-def outcome(row: dict[str, Any], live: LiveView | None) -> tuple[str, str | None]:
+def outcome(row: dict[str, Any], live: LiveView | None) -> tuple[Outcome, str | None]:
     """What a pending audit row really was, judged by the live view (pure)."""
     if row["action"] == "drop":
         if live is None:
-            return "applied", None
-        return "failed", "interrupted: the process died before the view was dropped"
+            return Outcome.APPLIED, None
+        return Outcome.FAILED, "interrupted: the process died before the view was dropped"
     if live is not None and row["after_digest"] is not None and row["after_digest"] in (
             live.spec_digest, live.spec.digest()):
-        return "applied", None
-    return "failed", "interrupted: the process died before the change reached the catalog"
+        return Outcome.APPLIED, None
+    return Outcome.FAILED, "interrupted: the process died before the change reached the catalog"
 
 
 def repair_dead_runs(ws: Workspace, state: StateStore, project: str, current_run: str,
@@ -46,37 +47,39 @@ def repair_dead_runs(ws: Workspace, state: StateStore, project: str, current_run
     for run in state.dead_runs(project, current_run):
         rows = state.unfinished_actions(run["run_id"])
         live = _live_views(ws, rows)
-        counts = {"applied": 0, "failed": 0, "unknown": 0}
+        counts = {Outcome.APPLIED: 0, Outcome.FAILED: 0, Outcome.UNKNOWN: 0}
         for row in rows:
             view = ViewId(row["catalog"], row["schema_name"], row["view_name"])
-            if row["outcome"] == "applied":  # written by an older version in two transactions
+            if row["outcome"] == Outcome.APPLIED:  # written by an older version in two transactions
                 state.record_version(run["run_id"], view, row["action"], _spec(row), row["after_digest"],
                                      json.loads(row["changes"] or "[]"), row["actor"], row["git_commit"])
                 notes.append(f"{view}: {row['action']} recorded as version (run {run['run_id']} died before)")
                 continue
+            result: Outcome
             error: str | None
             if row["action"] not in VIEW_ACTIONS:  # e.g. a schema owner: no version to judge it by
-                result, error = "unknown", "interrupted; re-run apply to converge"
+                result, error = Outcome.UNKNOWN, "interrupted; re-run apply to converge"
             elif (view.catalog, view.schema) not in live:  # the catalog is no longer configured
-                result, error = "unknown", f"interrupted; catalog {view.catalog!r} is not configured to check"
+                result, error = Outcome.UNKNOWN, f"interrupted; catalog {view.catalog!r} is not configured to check"
             else:
                 result, error = outcome(row, live[(view.catalog, view.schema)].find(view.name, _folds(ws, view)))
             version = None
-            if result == "applied":
+            if result == Outcome.APPLIED:
                 version = VersionRecord(run["run_id"], view, row["action"], _spec(row), row["after_digest"],
                                         json.loads(row["changes"] or "[]"), row["actor"], row["git_commit"])
             also = _post_event(ws, events, row, result, error) if row["action"] in VIEW_ACTIONS else None
-            state.finish_action(int(row["id"]), result, error, version, also=also)
+            state.finish_actions([Finish(int(row["id"]), result, error, version)], also=also)
             counts[result] += 1
             notes.append(f"{view}: pending {row['action']} of dead run {run['run_id']} marked {result}"
-                         + {"applied": " (found in the catalog; version recorded)",
-                            "failed": " (not in the catalog)", "unknown": f" ({error})"}[result])
-        summary = {"reason": "the process died; records repaired by a later apply", **counts}
-        state.finish_run(run["run_id"], "interrupted", summary,
+                         + {Outcome.APPLIED: " (found in the catalog; version recorded)",
+                            Outcome.FAILED: " (not in the catalog)", Outcome.UNKNOWN: f" ({error})"}[result])
+        summary: dict[str, Any] = {"reason": "the process died; records repaired by a later apply",
+                                   **{str(o): n for o, n in counts.items()}}
+        state.finish_run(run["run_id"], RunOutcome.INTERRUPTED, summary,
                          also=_run_finished(events, run, summary, announced=bool(rows)))
         notes.append(f"run {run['run_id']} (started {run['started_at']:%Y-%m-%d %H:%M:%S} by {run['actor']}) "
-                     f"died mid-apply: marked interrupted, {counts['applied']} action(s) found applied, "
-                     f"{counts['failed']} failed, {counts['unknown']} unknown")
+                     f"died mid-apply: marked interrupted, {counts[Outcome.APPLIED]} action(s) found applied, "
+                     f"{counts[Outcome.FAILED]} failed, {counts[Outcome.UNKNOWN]} unknown")
     return notes
 
 
@@ -89,7 +92,7 @@ class _Recorded:
     strategy: str
 
 
-def _post_event(ws: Workspace, events: Emitter | None, row: dict[str, Any], result: str,
+def _post_event(ws: Workspace, events: Emitter | None, row: dict[str, Any], result: Outcome,
                 error: str | None) -> Callable[[Connection], None] | None:
     """What writes the post-event of a repaired action: the stored pre-event's data (as a live
     apply's post-event repeats it) with the outcome and `repaired: true`. A dead run that had no
@@ -100,10 +103,10 @@ def _post_event(ws: Workspace, events: Emitter | None, row: dict[str, Any], resu
 
     def write(conn: Connection) -> None:
         pre = events.stored(conn, ev.event_id(run_id, seq, ev.pre_type(action))) or _pre_event(ws, events, row)
-        kind = ev.post_type(action, True) if result == "applied" else ev.FAILED
+        kind = ev.post_type(action, True) if result == Outcome.APPLIED else ev.FAILED
         # Checked by id, not stored as new: a repair cut short and run again never stores two.
         events.enqueue(conn, events.outcome_event(pre, kind, run_id, seq, result,
-                                                  None if result == "applied" else error, repaired=True))
+                                                  None if result == Outcome.APPLIED else error, repaired=True))
     return write
 
 
@@ -132,7 +135,7 @@ def _run_finished(events: Emitter | None, run: dict[str, Any], summary: dict[str
         events.enqueue(conn, events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
             "run_id": run_id, "project": run["project"], "actor": run["actor"],
             "git": {"commit": run["git_commit"], "ref": run["git_ref"], "author": run["git_author"]},
-            "outcome": "interrupted", "summary": summary, "repaired": True}))
+            "outcome": RunOutcome.INTERRUPTED, "summary": summary, "repaired": True}))
     return write
 
 
@@ -145,7 +148,7 @@ def _folds(ws: Workspace, view: ViewId) -> bool:
 
 
 def _live_views(ws: Workspace, rows: list[dict[str, Any]]) -> dict[tuple[str, str], SchemaSnapshot]:
-    wanted = {(r["catalog"], r["schema_name"]) for r in rows if r["outcome"] == "pending"
+    wanted = {(r["catalog"], r["schema_name"]) for r in rows if r["outcome"] == Outcome.PENDING
               and r["catalog"] in ws.config.catalogs}
     if not wanted:
         return {}

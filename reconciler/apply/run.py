@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,12 +25,13 @@ from reconciler.apply.waves import waves
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import LiveView, ViewSpec
+from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.core.secrets import redact
 from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
 from reconciler.plan.planner import Action, Plan
 from reconciler.state.lockholder import holder_string
-from reconciler.state.store import Outcome, PendingAction, StateStore, VersionRecord, new_run_id
+from reconciler.state.store import Finish, PendingAction, StateStore, VersionRecord, new_run_id
 from reconciler.workspace import Workspace
 
 
@@ -123,8 +123,8 @@ def apply_plan(
         result.took_over = state.acquire_lock(lock_name(project), holder_string(actor), run_id, wait_s=lock_timeout)
     except UserError:
         state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id,
-                        outcome="refused")
-        state.finish_run(run_id, "refused", {"reason": "locked"})
+                        outcome=RunOutcome.REFUSED)
+        state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "locked"})
         raise
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
@@ -145,7 +145,7 @@ def apply_plan(
 
         reasons = stale_actions(plan, snapshots, folds)
         if reasons:
-            state.finish_run(run_id, "refused", {"reason": "stale plan", "details": reasons})
+            state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
         if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
@@ -159,23 +159,19 @@ def apply_plan(
             return snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
 
         steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of)
-        _run_waves(ws, plan.actions, steps, result, on_action)
-        for seq, action in enumerate(result.skipped, start=len(plan.actions)):
-            if id(action) in steps.begun:  # begun ahead in a batch, then ended skipped
-                continue
-            audit_id = state.audit_start(run_id, seq, actor, action.action, action.view, _canonical(action.before),
-                                         _canonical(action.desired), None, None,
-                                         [c.to_json() for c in action.changes], git)
-            state.finish_action(audit_id, "skipped", SKIPPED)
+        unbegun = _run_waves(ws, plan.actions, steps, result, on_action)
+        # Skipped and never begun: recorded together, without events (none was announced).
+        state.record_unattempted([(steps.unattempted(seq), Outcome.SKIPPED, SKIPPED) for seq in unbegun])
         if result.ok and plan.schema_owners:  # actions of this run: under its lock, before it is finished
             result.owner_errors = schema_owners.apply(plan.schema_owners, ws.adapter, state, run_id,
                                                       len(plan.actions), actor, git)
-        summary = {"applied": len(result.applied), "failed": len(result.failed), "skipped": len(result.skipped)}
+        summary: dict[str, int] = {Outcome.APPLIED: len(result.applied), Outcome.FAILED: len(result.failed),
+                                   Outcome.SKIPPED: len(result.skipped)}
         if result.refused:
-            summary["refused"] = len(result.refused)
+            summary[Outcome.REFUSED] = len(result.refused)
         if result.owner_errors:
             summary["schema_owners_failed"] = len(result.owner_errors)
-        outcome = "success" if result.ok and not result.owner_errors else "failed"
+        outcome = RunOutcome.SUCCESS if result.ok and not result.owner_errors else RunOutcome.FAILED
         state.finish_run(run_id, outcome, summary)
         if events is not None:
             events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
@@ -186,12 +182,12 @@ def apply_plan(
     except StalePlan:
         raise
     except BaseException:
-        state.finish_run(run_id, "failed", {"applied": len(result.applied)})
+        state.finish_run(run_id, RunOutcome.FAILED, {Outcome.APPLIED: len(result.applied)})
         if events is not None:
             with contextlib.suppress(Exception):  # the original error matters more
                 events.emit(events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
                     "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
-                    "outcome": "failed", "summary": {"applied": len(result.applied)}}))
+                    "outcome": RunOutcome.FAILED, "summary": {Outcome.APPLIED: len(result.applied)}}))
         raise
     finally:
         state.release_lock(lock_name(project), run_id)
@@ -203,28 +199,19 @@ def _spec_of(action: Action) -> ViewSpec | None:
 
 
 def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: ApplyResult,
-               on_action: Callable[[Action, str, str | None], None] | None) -> None:
-    """Run every action, wave by wave (see reconciler.apply.waves), up to ws.parallelism at once
-    when every catalog of the wave takes parallel writes; there, without blocking hooks, the
-    wave is streamed (reconciler.apply.stream: records in batches on this thread, writers making
-    only catalog calls). The first failure stops the run: nothing new starts, the actions
-    already running finish and are recorded, the rest are skipped. A refusal (a blocking
-    hook's veto) stops that action only."""
+               on_action: Callable[[Action, str, str | None], None] | None) -> list[int]:
+    """Run every action, wave by wave (see reconciler.apply.waves), each wave streamed
+    (reconciler.apply.stream: records in batches on this thread, writers making the
+    blocking hooks' and the catalog's calls), up to ws.parallelism writers when every
+    catalog of the wave takes parallel writes, else one. The first failure stops the run:
+    nothing new starts, the writes under way finish and are recorded, the rest are skipped.
+    A refusal (a blocking hook's veto) stops that action only. Returns the skipped actions
+    never begun (no audit row yet)."""
     stop = threading.Event()
-    report = threading.Lock()
 
-    def reported(seq: int, outcome: str, error: str | None) -> tuple[int, str, str | None]:
-        if outcome == "failed":
-            stop.set()
-        if on_action and outcome != "skipped":
-            with report:
-                on_action(actions[seq], outcome, error)
-        return seq, outcome, error
-
-    def attempt(seq: int) -> tuple[int, str, str | None]:
-        if stop.is_set():
-            return seq, "skipped", None
-        return reported(seq, *steps.run(seq))
+    def reported(seq: int, outcome: str, error: str | None) -> None:
+        if on_action and outcome != Outcome.SKIPPED:
+            on_action(actions[seq], outcome, error)
 
     skipped: list[int] = []
     for wave in waves(actions, _spec_of):
@@ -232,25 +219,19 @@ def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: Appl
             skipped += wave
             continue
         parallel = all(ws.adapter(actions[i].view.catalog).capabilities.parallel_writes for i in wave)
-        workers = min(ws.parallelism, len(wave)) if parallel else 1
-        if parallel and len(wave) > 1 and not steps.vetoes:  # records in batches, beside the writes
-            outcomes = stream(wave, workers, stop, steps.begin_many, steps.attempt, steps.end_many,
-                              lambda step: step.seq, reported, SKIPPED)
-        elif workers == 1:
-            outcomes = [attempt(i) for i in wave]
-        else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="viewsync-apply") as pool:
-                outcomes = list(pool.map(attempt, wave))
-        for seq, outcome, error in outcomes:
-            if outcome == "skipped":
+        writers = min(ws.parallelism, len(wave)) if parallel else 1
+        for seq, outcome, error in stream(wave, writers, stop, steps.begin, steps.write, steps.end,
+                                          lambda step: step.seq, reported, SKIPPED):
+            if outcome == Outcome.SKIPPED:
                 skipped.append(seq)
-            elif outcome == "applied":
+            elif outcome == Outcome.APPLIED:
                 result.applied.append(actions[seq])
-            elif outcome == "refused":
+            elif outcome == Outcome.REFUSED:
                 result.refused.append((actions[seq], error or ""))
             else:
                 result.failed.append((actions[seq], error or ""))
     result.skipped = [actions[i] for i in sorted(skipped)]
+    return [i for i in sorted(skipped) if i not in steps.begun]
 
 
 def _git(git: GitInfo) -> dict[str, str | None]:
@@ -275,18 +256,17 @@ class _Step:
     before_digest: str | None
     after_digest: str | None
     changes: list[dict[str, Any]]
-    refusal: str | None = None  # a blocking hook's veto
     pre: dict[str, Any] | None = None  # the pre-event: the post-event repeats its data
     after: dict[str, Any] | None = None  # the desired spec in canonical form, made once for every record
 
 
 class _Steps:
-    """An action in three steps: `begin` (the pending audit row with its pre-event, and
-    the blocking hooks' veto), `write` (the catalog call) and `end` (the outcome, with
-    the version row and the post-event, in one transaction). The audit row is
-    committed before the catalog is touched, so a crash mid-call leaves a trace that
-    the next apply repairs (reconciler.apply.repair). `begin_many` and `end_many` do the same
-    for several actions in one transaction each (a streamed wave's batches)."""
+    """Actions in three steps, each a batch but `write`: `begin` (the pending audit rows with
+    their pre-events, in one transaction), `write` (a blocking hook's veto, then the catalog
+    call; on a writer thread) and `end` (the outcomes, with the version rows and the
+    post-events, in one transaction). The audit row is committed before the catalog is
+    touched, so a crash mid-call leaves a trace that the next apply repairs
+    (reconciler.apply.repair). Only the records thread (begin, end) touches the store."""
 
     def __init__(self, ws: Workspace, state: StateStore, run_id: str, actor: str, git: GitInfo,
                  ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
@@ -294,37 +274,19 @@ class _Steps:
         self.ws, self.state, self.run_id, self.actor, self.git = ws, state, run_id, actor, git
         self.ctx, self.project, self.events, self.actions, self.live_of = ctx, project, events, actions, live_of
         self.vetoes = events is not None and events.has_vetoes()
-        self.begun: set[int] = set()  # id() of actions whose audit row was written ahead, then skipped
-        self._delivering = threading.Lock()  # one delivery pass at a time: parallel writers must not send twice
+        self.begun: set[int] = set()  # sequence numbers with an audit row
 
-    def run(self, seq: int) -> tuple[str, str | None]:
-        step = self.begin(seq)
-        outcome, error = self.attempt(step)
-        self.end(step, outcome, error)
-        return outcome, error
-
-    def begin(self, seq: int) -> _Step:
-        """The pending audit row and pre-event of one action, then the blocking hooks' veto."""
-        step = self.begin_many([seq])[0]
-        events = self.events
-        if events is not None and step.pre is not None and self.vetoes:
-            refusal = events.veto(step.pre)
-            step.refusal = redact(refusal, self.ws.config.secrets) if refusal is not None else None
-        return step
-
-    def begin_many(self, seqs: list[int]) -> list[_Step]:
-        """The pending audit rows of these actions with their pre-events, in one transaction
-        (no veto: batches are begun only when no blocking hook is configured)."""
-        steps = [self._step(seq) for seq in seqs]
-        pending = [PendingAction(self.run_id, s.seq, self.actor, s.action.action, s.action.view,
-                                 _canonical(s.action.before), s.after, s.before_digest, s.after_digest,
-                                 s.changes, self.git) for s in steps]
-        ids = self.state.audit_starts(pending, also=self._stored([s.pre for s in steps if s.pre is not None]))
+    def begin(self, seqs: list[int]) -> list[_Step]:
+        """The pending audit rows of these actions with their pre-events, in one transaction."""
+        steps = [self.step(seq) for seq in seqs]
+        ids = self.state.audit_starts([self.pending(s) for s in steps],
+                                      also=self._stored([s.pre for s in steps if s.pre is not None]))
         for step, audit_id in zip(steps, ids, strict=True):
             step.audit_id = audit_id
+        self.begun.update(seqs)
         return steps
 
-    def _step(self, seq: int) -> _Step:
+    def step(self, seq: int) -> _Step:
         action = self.actions[seq]
         spec = action.desired
         step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
@@ -337,6 +299,17 @@ class _Steps:
                 changes=step.changes)
         return step
 
+    def pending(self, step: _Step) -> PendingAction:
+        a = step.action
+        return PendingAction(self.run_id, step.seq, self.actor, a.action, a.view, _canonical(a.before), step.after,
+                             step.before_digest, step.after_digest, step.changes, self.git)
+
+    def unattempted(self, seq: int) -> PendingAction:
+        """The audit row of an action never begun (no digests: nothing was computed for it)."""
+        a = self.actions[seq]
+        return PendingAction(self.run_id, seq, self.actor, a.action, a.view, _canonical(a.before),
+                             _canonical(a.desired), None, None, [c.to_json() for c in a.changes], self.git)
+
     def _stored(self, events: list[dict[str, Any]]) -> Callable[[Connection], None] | None:
         """What writes these events of this run into the outbox, in the records' transaction."""
         emitter = self.events
@@ -344,13 +317,15 @@ class _Steps:
             return None
         return lambda conn: emitter.enqueue_new(conn, events)  # their ids are this run's, stored once
 
-    def attempt(self, step: _Step) -> tuple[str, str | None]:
-        """A vetoed action is refused without touching the catalog; any other is written."""
-        return ("refused", step.refusal) if step.refusal is not None else self.write(step)
-
-    def write(self, step: _Step) -> tuple[str, str | None]:
-        """The catalog call: (applied, None) or (failed, why)."""
+    def write(self, step: _Step) -> tuple[Outcome, str | None]:
+        """A begun action, on a writer thread: refused when a blocking hook vetoes its pre-event
+        (the catalog untouched), else the catalog call: applied, or failed and why."""
         action, spec, live = step.action, step.action.desired, step.live
+        secrets = self.ws.config.secrets
+        if self.vetoes and self.events is not None and step.pre is not None:
+            refusal = self.events.veto(step.pre)
+            if refusal is not None:
+                return Outcome.REFUSED, redact(refusal, secrets)
         adapter = self.ws.adapter(action.view.catalog)
         try:
             if action.action == "create":
@@ -363,33 +338,25 @@ class _Steps:
                 assert live is not None
                 adapter.drop(live, self.ctx)
         except AdapterError as err:
-            return "failed", redact(str(err), self.ws.config.secrets)
+            return Outcome.FAILED, redact(str(err), secrets)
         except Exception as err:  # an unexpected backend failure must still be recorded
-            return "failed", redact(f"{type(err).__name__}: {err}", self.ws.config.secrets)
-        return "applied", None
+            return Outcome.FAILED, redact(f"{type(err).__name__}: {err}", secrets)
+        return Outcome.APPLIED, None
 
-    def end(self, step: _Step, outcome: str, error: str | None) -> None:
-        self.end_many([(step, outcome, error)])
-
-    def end_many(self, results: list[tuple[_Step, str, str | None]]) -> None:
+    def end(self, results: list[tuple[_Step, Outcome, str | None]]) -> None:
         """One transaction for these actions: each audit outcome, for an applied change its
-        version row, and each post-event (made from the pre-event); then inline delivery.
-        A begun action ended skipped is noted, so the run's skipped list does not record it again."""
-        outcomes, posts = [], []
+        version row, and each post-event (made from the pre-event); then inline delivery."""
+        finishes, posts = [], []
         for step, outcome, error in results:
             action = step.action
-            version = None
-            if outcome == "applied":
-                version = VersionRecord(self.run_id, action.view, action.action, step.after,
-                                        step.after_digest, step.changes, self.actor, self.git.commit)
-            elif outcome == "skipped":
-                self.begun.add(id(action))
-            outcomes.append(Outcome(step.audit_id, outcome, None if outcome == "applied" else error, version))
+            applied = outcome == Outcome.APPLIED
+            version = VersionRecord(self.run_id, action.view, action.action, step.after, step.after_digest,
+                                    step.changes, self.actor, self.git.commit) if applied else None
+            finishes.append(Finish(step.audit_id, outcome, None if applied else error, version))
             if self.events is not None and step.pre is not None:
-                kind = ev.post_type(action.action, True) if outcome == "applied" else ev.FAILED
+                kind = ev.post_type(action.action, True) if applied else ev.FAILED
                 posts.append(self.events.outcome_event(step.pre, kind, self.run_id, step.seq, outcome,
-                                                       None if outcome == "applied" else error))
-        self.state.finish_actions(outcomes, also=self._stored(posts))
+                                                       None if applied else error))
+        self.state.finish_actions(finishes, also=self._stored(posts))
         if self.events is not None:
-            with self._delivering:
-                self.events.flush()
+            self.events.flush()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from reconciler.adapters.base import AdapterError, CatalogAdapter
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId
+from reconciler.core.outcome import Outcome
 from reconciler.core.secrets import redact
 from reconciler.plan.model import SchemaOwnerChange
 
@@ -54,12 +55,14 @@ def plan_changes(declared: Mapping[tuple[str, str], str], adapter_of: Callable[[
 def apply(changes: list[SchemaOwnerChange], adapter_of: Callable[[str], CatalogAdapter], state: StateStore,
           run_id: str, first_seq: int, actor: str, git: GitInfo) -> list[str]:
     """Write each owner (re-read first: a changed owner is not overwritten); returns the errors."""
+    from reconciler.state.store import Finish, PendingAction
+
     errors: list[str] = []
     for seq, ch in enumerate(changes, start=first_seq):
         schema_row = ViewId(ch.catalog, ch.schema, "")  # audit rows name a view; a schema's has no name
-        audit_id = state.audit_start(run_id, seq, actor, AUDIT_ACTION, schema_row, {"owner": ch.before},
-                                     {"owner": ch.after}, None, None,
-                                     [{"field": "owner", "before": ch.before, "after": ch.after}], git)
+        (audit_id,) = state.audit_starts([PendingAction(
+            run_id, seq, actor, AUDIT_ACTION, schema_row, {"owner": ch.before}, {"owner": ch.after}, None, None,
+            [{"field": "owner", "before": ch.before, "after": ch.after}], git)])
         adapter = adapter_of(ch.catalog)
         try:
             now = adapter.read_schema_owner(ch.schema)
@@ -69,8 +72,8 @@ def apply(changes: list[SchemaOwnerChange], adapter_of: Callable[[str], CatalogA
             adapter.write_schema_owner(ch.schema, ch.after)
         except (AdapterError, LookupError) as err:
             message = redact(str(err))
-            state.audit_finish(audit_id, "failed", message)
+            state.finish_actions([Finish(audit_id, Outcome.FAILED, message)])
             errors.append(message)
             continue
-        state.audit_finish(audit_id, "applied")
+        state.finish_actions([Finish(audit_id, Outcome.APPLIED)])
     return errors

@@ -3,7 +3,8 @@ thread writes their records in batches.
 
 The calling thread keeps the records. It begins actions ahead, a batch at a time (their
 pending audit rows and pre-events in one transaction), and hands them to the writers.
-A writer takes a begun action, makes its catalog call and hands the result back. The
+A writer takes a begun action, makes its calls (a blocking hook's veto, the catalog's)
+and hands the result back. The
 calling thread ends the results that have come back in one transaction, and reports
 them, once the oldest has waited `linger` seconds, a batch is full or no write is under
 way: an end transaction is the records' main cost, so fewer, larger ones leave more of
@@ -36,22 +37,24 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
+from reconciler.core.outcome import Outcome
+
 S = TypeVar("S")
-Result = tuple[int, str, "str | None"]  # (item, outcome, error)
+Result = tuple[int, Outcome, "str | None"]  # (item, outcome, error)
 SWITCH_S = 0.0005  # the interpreter's thread switch interval while a wave streams
 MIN_AHEAD = 8  # begun ahead of a single writer: each batch of records costs one transaction
 
 
 def stream(items: list[int], writers: int, stop: threading.Event,
            begin: Callable[[list[int]], list[S]],
-           write: Callable[[S], tuple[str, str | None]],
-           end: Callable[[list[tuple[S, str, str | None]]], None],
+           write: Callable[[S], tuple[Outcome, str | None]],
+           end: Callable[[list[tuple[S, Outcome, str | None]]], None],
            item_of: Callable[[S], int],
-           reported: Callable[[int, str, str | None], object] | None = None,
+           reported: Callable[[int, Outcome, str | None], object] | None = None,
            skipped: str = "not attempted", linger: float = 0.1) -> list[Result]:
     """Run `items` (e.g. plan sequence numbers) as described above; their results in the
-    order of `items`. `write` returns (outcome, error) and records its own failures as
-    ("failed", why); `skipped` is the error `end` gets for a begun action not written;
+    order of `items`. `write` returns (outcome, error) and returns its own failures as
+    (FAILED, why); `skipped` is the error `end` gets for a begun action not written;
     `linger`: seconds an outcome may wait for others to be recorded with it."""
     # Begin more when fewer than this are begun and not yet written: enough that the writers
     # never wait while the records thread ends a batch and begins the next.
@@ -59,22 +62,22 @@ def stream(items: list[int], writers: int, stop: threading.Event,
     batch = 2 * low
     todo = deque(items)
     ready: queue.SimpleQueue[S | None] = queue.SimpleQueue()
-    done: queue.SimpleQueue[tuple[S, str, str | None]] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[S, Outcome, str | None]] = queue.SimpleQueue()
     out: dict[int, Result] = {}
     unwritten = 0  # begun and not yet back from a writer
-    finished: list[tuple[S, str, str | None]] = []  # back from a writer, not yet ended
+    finished: list[tuple[S, Outcome, str | None]] = []  # back from a writer, not yet ended
     oldest = 0.0  # when the first of `finished` came back
 
     def writer() -> None:
         while (step := ready.get()) is not None:
             if stop.is_set():
-                done.put((step, "skipped", skipped))
+                done.put((step, Outcome.SKIPPED, skipped))
                 continue
             try:
                 outcome, error = write(step)
             except BaseException as err:  # write records its own failures: this is a bug, still recorded
-                outcome, error = "failed", f"{type(err).__name__}: {err}"
-            if outcome == "failed":
+                outcome, error = Outcome.FAILED, f"{type(err).__name__}: {err}"
+            if outcome == Outcome.FAILED:
                 stop.set()  # now, not when the records thread gets to it
             done.put((step, outcome, error))
 
@@ -91,7 +94,7 @@ def stream(items: list[int], writers: int, stop: threading.Event,
             if stop.is_set():
                 while todo:
                     item = todo.popleft()
-                    out[item] = (item, "skipped", None)
+                    out[item] = (item, Outcome.SKIPPED, None)
             elif todo and unwritten < low:
                 begun = begin([todo.popleft() for _ in range(min(batch, len(todo)))])
                 for step in begun:
@@ -118,7 +121,7 @@ def stream(items: list[int], writers: int, stop: threading.Event,
                 end(finished)
                 for step, outcome, error in finished:
                     item = item_of(step)
-                    out[item] = (item, outcome, None if outcome == "skipped" else error)
+                    out[item] = (item, outcome, None if outcome == Outcome.SKIPPED else error)
                     if reported is not None:
                         reported(item, outcome, error)
                 finished = []

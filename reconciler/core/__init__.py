@@ -1,7 +1,7 @@
 """The vocabulary every layer speaks: the view model and its digest (`model`), the one
 column-type grammar (`coltypes`), SQL helpers on sqlglot (`sql`), dependency order (`deps`),
 errors (`errors`), secrets and their masking (`secrets`), the git commit a plan was read at
-(`gitinfo`) and the output formats of commands (`output`).
+(`gitinfo`), the output formats of commands (`output`) and how an action ended (`outcome`).
 
 Pure values and functions. Imports nothing of viewsync outside `core`.
 """

@@ -21,9 +21,10 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo as GitInfo  # re-exported: runs record it
 from reconciler.core.model import ViewId
+from reconciler.core.outcome import Outcome as Outcome  # re-exported: the records speak it
+from reconciler.core.outcome import RunOutcome as RunOutcome
 from reconciler.core.secrets import redact
 from reconciler.db.engines import create_engine, ensure_tables, has_tables, insert_returning_ids
-from reconciler.state.group_commit import GroupCommit
 from reconciler.state.lockholder import is_dead
 
 metadata = sa.MetaData()
@@ -166,16 +167,16 @@ class PendingAction:
             "before_spec": json.dumps(self.before, sort_keys=True) if self.before is not None else None,
             "after_spec": json.dumps(self.after, sort_keys=True) if self.after is not None else None,
             "before_digest": self.before_digest, "after_digest": self.after_digest,
-            "changes": json.dumps(self.changes, sort_keys=True), "outcome": "pending", "error": None,
+            "changes": json.dumps(self.changes, sort_keys=True), "outcome": Outcome.PENDING, "error": None,
             "git_commit": self.git.commit, "git_ref": self.git.ref, "git_author": self.git.author}
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How an attempted action ended, with its version row when it applied a change."""
+class Finish:
+    """How a begun action ended, with its version row when it applied a change."""
 
     audit_id: int
-    outcome: str
+    outcome: Outcome
     error: str | None = None
     version: VersionRecord | None = None
 
@@ -195,11 +196,10 @@ class StateStore:
         except (SQLAlchemyError, OSError) as err:
             detail = redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
             raise UserError(f"cannot open the state store: {detail[0] if detail else type(err).__name__}") from None
-        # Apply's writer threads share this store: SQLite takes one writer at a time, and a
-        # read-then-write transaction racing another in the same process fails at once.
+        # One transaction at a time per process on SQLite, should threads share this store:
+        # SQLite takes one writer at a time, and a read-then-write transaction racing another
+        # in the same process fails at once (apply itself records on one thread).
         self._serial = threading.Lock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
-        # The per-action records of parallel writers, committed together when they coincide.
-        self._together = GroupCommit(self._begin)
 
     @contextlib.contextmanager
     def _begin(self) -> Iterator[Connection]:
@@ -212,7 +212,7 @@ class StateStore:
     # ------------------------------------------------------------------ runs
     def start_run(self, project: str, command: str, actor: str, git: GitInfo,
                   plan_digest: str | None, declarations_digest: str | None, run_id: str | None = None,
-                  outcome: str = "running") -> str:
+                  outcome: RunOutcome = RunOutcome.RUNNING) -> str:
         run_id = run_id or new_run_id()
         with self._begin() as conn:
             conn.execute(runs.insert().values(
@@ -221,7 +221,7 @@ class StateStore:
                 declarations_digest=declarations_digest, outcome=outcome))
         return run_id
 
-    def finish_run(self, run_id: str, outcome: str, summary: dict[str, Any],
+    def finish_run(self, run_id: str, outcome: RunOutcome, summary: dict[str, Any],
                    also: Callable[[Connection], None] | None = None) -> None:
         """`also` writes more in the same transaction (the event outbox)."""
         with self._begin() as conn:
@@ -231,71 +231,44 @@ class StateStore:
                 also(conn)
 
     # ----------------------------------------------------------------- audit
-    def audit_start(self, run_id: str, seq: int, actor: str, action: str, view: ViewId,
-                    before: dict[str, Any] | None, after: dict[str, Any] | None,
-                    before_digest: str | None, after_digest: str | None,
-                    changes: list[dict[str, Any]], git: GitInfo,
-                    also: Callable[[Connection], None] | None = None) -> int:
-        """Written before the catalog is touched, so a crash leaves a 'pending' trace.
-        `also` writes more in the same transaction (the event outbox)."""
-        pending = PendingAction(run_id, seq, actor, action, view, before, after, before_digest, after_digest,
-                                changes, git)
-        return self._audit_starts([pending], also)[0]
-
     def audit_starts(self, pending: list[PendingAction],
                      also: Callable[[Connection], None] | None = None) -> list[int]:
-        """audit_start of several actions in one transaction (and one statement where the
-        store returns the ids of a multi-row insert): their ids, in order."""
-        return self._audit_starts(pending, also)
-
-    def _audit_starts(self, pending: list[PendingAction], also: Callable[[Connection], None] | None) -> list[int]:
+        """The pending audit rows of actions about to touch the catalog, in one transaction
+        (one statement where the store returns the ids of a multi-row insert), so a crash
+        leaves a 'pending' trace: their ids, in order. `also` writes more in the same
+        transaction (the event outbox)."""
         rows = [p.row() for p in pending]
-
-        def write(conn: Connection) -> list[int]:
+        with self._begin() as conn:
             ids = insert_returning_ids(conn, _INSERT_AUDIT, audit.c.id, rows)
             if also is not None:
                 also(conn)
-            return ids
-        return self._together.run(write)
+        return ids
 
-    def audit_finish(self, audit_id: int, outcome: str, error: str | None = None,
-                     also: Callable[[Connection], None] | None = None) -> None:
-        self.finish_action(audit_id, outcome, error, also=also)
+    def record_unattempted(self, actions: list[tuple[PendingAction, Outcome, str]]) -> None:
+        """Audit rows of actions never begun (skipped, or refused before any write), each
+        with its outcome and why, in one transaction."""
+        if actions:
+            with self._begin() as conn:
+                conn.execute(_INSERT_AUDIT, [{**p.row(), "outcome": outcome, "error": redact(error)}
+                                             for p, outcome, error in actions])
 
-    def finish_action(self, audit_id: int, outcome: str, error: str | None = None,
-                      version: VersionRecord | None = None,
-                      also: Callable[[Connection], None] | None = None) -> int | None:
-        """The per-view state transaction, after the catalog call: the audit outcome,
-        for an applied change its version row, and `also` (the event outbox) commit
-        together, so a kill leaves either a 'pending' row (repaired by the next run)
-        or all of them. Returns the version number written, if any."""
-        return self._finish_actions([Outcome(audit_id, outcome, error, version)], also)[0]
-
-    def finish_actions(self, outcomes: list[Outcome],
+    def finish_actions(self, finishes: list[Finish],
                        also: Callable[[Connection], None] | None = None) -> list[int | None]:
-        """finish_action of several actions in one transaction, each statement run once for
-        all of them: the version numbers written (None where no version row), in order."""
-        return self._finish_actions(outcomes, also)
-
-    def _finish_actions(self, outcomes: list[Outcome],
-                        also: Callable[[Connection], None] | None) -> list[int | None]:
-        finishes = [{"audit_id": o.audit_id, "outcome": o.outcome, "error": redact(o.error) if o.error else None}
-                    for o in outcomes]
-        records = [o.version for o in outcomes if o.version is not None]
-
-        def write(conn: Connection) -> list[int | None]:
-            conn.execute(_FINISH_AUDIT, finishes)
+        """The state transaction after the catalog calls: each audit outcome, for an applied
+        change its version row, and `also` (the event outbox) commit together, so a kill
+        leaves either 'pending' rows (repaired by the next run) or all of them. Each
+        statement runs once for all of them. Returns the version numbers written (None
+        where no version row), in order. One thread records a run, under the apply lock:
+        no other writer takes a version number meanwhile."""
+        rows = [{"audit_id": f.audit_id, "outcome": f.outcome, "error": redact(f.error) if f.error else None}
+                for f in finishes]
+        records = [f.version for f in finishes if f.version is not None]
+        with self._begin() as conn:
+            conn.execute(_FINISH_AUDIT, rows)
             numbers = iter(self._insert_versions(conn, records))
             if also is not None:
                 also(conn)
-            return [next(numbers) if o.version is not None else None for o in outcomes]
-        for _ in range(5):
-            try:
-                return self._together.run(write)
-            except IntegrityError:
-                continue  # another writer took a version number; read again
-        views = ", ".join(str(r.view) for r in records) or ", ".join(str(o.audit_id) for o in outcomes)
-        raise UserError(f"could not record a version for {views}")
+        return [next(numbers) if f.version is not None else None for f in finishes]
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -319,13 +292,8 @@ class StateStore:
                        digest: str | None, changes: list[dict[str, Any]], actor: str,
                        git_commit: str | None) -> int:
         record = VersionRecord(run_id, view, action, spec, digest, changes, actor, git_commit)
-        for _ in range(5):
-            try:
-                with self._begin() as conn:
-                    return self._insert_versions(conn, [record])[0]
-            except IntegrityError:
-                continue  # another writer took this number; read again
-        raise UserError(f"could not record a version for {view}")
+        with self._begin() as conn:
+            return self._insert_versions(conn, [record])[0]
 
     @staticmethod
     def _insert_versions(conn: sa.Connection, records: list[VersionRecord]) -> list[int]:
@@ -360,7 +328,7 @@ class StateStore:
         """Apply runs still marked running. Called under the apply lock, which every
         running apply holds: they are dead."""
         q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
-                                   runs.c.outcome == "running", runs.c.run_id != current)
+                                   runs.c.outcome == RunOutcome.RUNNING, runs.c.run_id != current)
              .order_by(runs.c.started_at))
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
@@ -372,7 +340,8 @@ class StateStore:
             versions.c.schema_name == audit.c.schema_name, versions.c.view_name == audit.c.view_name)
         view_action = audit.c.action.in_(VIEW_ACTIONS)  # other rows (schema owners) have no version rows
         q = (sa.select(audit).where(audit.c.run_id == run_id, sa.or_(
-            audit.c.outcome == "pending", sa.and_(audit.c.outcome == "applied", view_action, ~has_version)))
+            audit.c.outcome == Outcome.PENDING, sa.and_(audit.c.outcome == Outcome.APPLIED, view_action,
+                                                       ~has_version)))
             .order_by(audit.c.seq))
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(q)]

@@ -48,7 +48,7 @@ def wrap(cls, name):
 
 from reconciler.state.store import StateStore
 from reconciler.adapters.managed.adapter import ManagedAdapter
-for name in ("acquire_lock", "start_run", "audit_start", "audit_starts", "finish_action", "finish_actions",
+for name in ("acquire_lock", "start_run", "audit_starts", "record_unattempted", "finish_actions",
              "record_version", "finish_run", "release_lock"):
     wrap(StateStore, name)
 for name in ("create", "update", "drop"):
@@ -221,7 +221,7 @@ def test_kill_at_every_step_postgres_state(tmp_path: Path, pg_databases: Iterato
 
 def test_repair_reports_and_history_shows_versions(tmp_path: Path) -> None:
     repo = _repo(tmp_path, "sqlite:///.viewsync/state.db")
-    # Kill right after the first catalog write (acquire_lock, start_run, audit_start, create -> 4).
+    # Kill right after the first catalog write (acquire_lock, start_run, audit_starts, update -> 4).
     assert _killed_apply(repo, 4) == -signal.SIGKILL
     out = _recover(repo)
     assert "marked applied (found in the catalog; version recorded)" in out, out

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from reconciler.core.model import ViewId
 from reconciler.events import model, outbox
-from reconciler.state.store import GitInfo, StateStore, audit
+from reconciler.state.store import GitInfo, PendingAction, StateStore, audit
 
 
 def _event(n: int) -> dict:  # type: ignore[type-arg]
@@ -24,7 +24,8 @@ def _check(url: str) -> None:
     view = ViewId("c", "s", "v")
 
     def start(seq: int, also):  # type: ignore[no-untyped-def]
-        return state.audit_start("run", seq, "me", "create", view, None, None, None, None, [], GitInfo(), also=also)
+        pending = PendingAction("run", seq, "me", "create", view, None, None, None, None, [], GitInfo())
+        return state.audit_starts([pending], also=also)[0]
 
     start(0, lambda conn: outbox.enqueue(conn, _event(0), ["hook"]))
 

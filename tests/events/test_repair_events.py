@@ -115,8 +115,11 @@ def test_repaired_action_events_are_delivered(tmp_path: Path, receiver: Receiver
                       "hold": {"type": "command", "blocking": True, "types": [f"view.{held}.pre"],
                                "command": [sys.executable, str(script), str(hold)]}})
     _killed_between_catalog_and_record(repo, hold)
-    (dead,) = [a for a in _audit(repo) if a["outcome"] == "pending"]
-    assert dead["action"] == held
+    # The held action is pending; so may be those begun with it in its wave (begun ahead in one
+    # transaction, written by the same writer while the records wait on the locked store).
+    deads = [a for a in _audit(repo) if a["outcome"] == "pending"]
+    (dead,) = [a for a in deads if a["action"] == held]
+    assert {a["run_id"] for a in deads} == {dead["run_id"]}
 
     receiver.stop()  # the repaired events wait in the outbox for `events deliver`
     res = run_cli(repo, "apply", "--auto-approve", "--allow-dirty", "--prune", "--allow-mass-drop")
@@ -139,12 +142,15 @@ def test_repaired_action_events_are_delivered(tmp_path: Path, receiver: Receiver
         assert posts[0]["data"]["outcome"] == "applied"
     assert not [e for e in events if e["type"] == ev.FAILED]
 
-    # The repaired post-event is shaped as a live one: its pre-event's data, the outcome, `repaired`.
-    (post,) = [e for e in events if e["data"].get("repaired") and e["type"] != ev.RUN_FINISHED]
-    assert (post["data"]["run_id"], post["data"]["seq"]) == (dead["run_id"], dead["seq"])
-    (pre,) = [e for e in events if e["id"] == ev.event_id(dead["run_id"], dead["seq"], ev.pre_type(held))]
-    assert post["data"] == {**pre["data"], "outcome": "applied", "repaired": True}
-    assert post["id"] == ev.event_id(dead["run_id"], dead["seq"], ev.post_type(held, True))
+    # Each repaired post-event is shaped as a live one: its pre-event's data, the outcome, `repaired`.
+    posts = [e for e in events if e["data"].get("repaired") and e["type"] != ev.RUN_FINISHED]
+    assert sorted((p["data"]["run_id"], p["data"]["seq"]) for p in posts) == \
+        sorted((d["run_id"], d["seq"]) for d in deads)
+    for d in deads:
+        (post,) = [p for p in posts if p["data"]["seq"] == d["seq"]]
+        (pre,) = [e for e in events if e["id"] == ev.event_id(d["run_id"], d["seq"], ev.pre_type(d["action"]))]
+        assert post["data"] == {**pre["data"], "outcome": "applied", "repaired": True}
+        assert post["id"] == ev.event_id(d["run_id"], d["seq"], ev.post_type(d["action"], True))
 
     # Every announced run is finished exactly once; the dead one as interrupted.
     started = [e["data"]["run_id"] for e in events if e["type"] == ev.RUN_STARTED]

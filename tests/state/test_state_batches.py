@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from reconciler.core.model import ViewId
 from reconciler.events import model, outbox
-from reconciler.state.store import GitInfo, Outcome, PendingAction, StateStore, VersionRecord, audit
+from reconciler.state.store import Finish, GitInfo, Outcome, PendingAction, StateStore, VersionRecord, audit
 
 
 def _pending(seq: int, view: ViewId) -> PendingAction:
@@ -48,12 +48,12 @@ def _check(url: str) -> None:
 
     # Outcomes: v0 applied, v1 failed (no version), v2 applied (its second version), v3 applied twice
     # in one batch (two numbers), v4 skipped.
-    outcomes = [Outcome(ids[0], "applied", version=_version(views[0], 0)),
-                Outcome(ids[1], "failed", "boom at postgresql://u:hunter2@db/x"),
-                Outcome(ids[2], "applied", version=_version(views[2], 2)),
-                Outcome(ids[3], "applied", version=_version(views[3], 3)),
-                Outcome(ids[3], "applied", version=_version(views[3], 33)),
-                Outcome(ids[4], "skipped", "not attempted")]
+    outcomes = [Finish(ids[0], Outcome.APPLIED, version=_version(views[0], 0)),
+                Finish(ids[1], Outcome.FAILED, "boom at postgresql://u:hunter2@db/x"),
+                Finish(ids[2], Outcome.APPLIED, version=_version(views[2], 2)),
+                Finish(ids[3], Outcome.APPLIED, version=_version(views[3], 3)),
+                Finish(ids[3], Outcome.APPLIED, version=_version(views[3], 33)),
+                Finish(ids[4], Outcome.SKIPPED, "not attempted")]
     assert state.finish_actions(outcomes) == [1, None, 2, 1, 2, None]
     with state.engine.connect() as conn:
         rows = {r.id: r for r in conn.execute(sa.select(audit))}
@@ -71,6 +71,16 @@ def _check(url: str) -> None:
                            also=broken)
     with state.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(audit)).scalar() == 5
+
+    # Actions never begun are recorded in one batch, each with its outcome and reason (masked).
+    state.record_unattempted([(_pending(5, ViewId("c", "s", "v5")), Outcome.SKIPPED, "not attempted"),
+                              (_pending(6, ViewId("c", "s", "v6")), Outcome.REFUSED,
+                               "not permitted at postgresql://u:hunter2@db/x")])
+    with state.engine.connect() as conn:
+        late = conn.execute(sa.select(audit.c.seq, audit.c.outcome, audit.c.error).where(audit.c.seq >= 5)
+                            .order_by(audit.c.seq)).all()
+    assert [(r.seq, r.outcome) for r in late] == [(5, "skipped"), (6, "refused")]
+    assert late[0].error == "not attempted" and "hunter2" not in late[1].error
     state.close()
 
 
