@@ -115,7 +115,7 @@ def _pre_event(ws: Workspace, events: Emitter, row: dict[str, Any]) -> dict[str,
     strategy = ws.adapter(view.catalog).capabilities.strategy if view.catalog in ws.config.catalogs else ""
     return events.pre_event(
         _Recorded(row["action"], view, strategy), run_id=row["run_id"], seq=int(row["seq"]), actor=row["actor"],
-        git={"commit": row["git_commit"], "ref": row["git_ref"], "author": row["git_author"]},
+        git=_git_of(row),
         before_digest=row["before_digest"], after_digest=row["after_digest"], after=_spec(row),
         changes=json.loads(row["changes"] or "[]"))
 
@@ -134,9 +134,14 @@ def _run_finished(events: Emitter | None, run: dict[str, Any], summary: dict[str
             return
         events.enqueue(conn, events.event(run_id, -1, ev.RUN_FINISHED, run_id, {
             "run_id": run_id, "project": run["project"], "actor": run["actor"],
-            "git": {"commit": run["git_commit"], "ref": run["git_ref"], "author": run["git_author"]},
+            "git": _git_of(run),
             "outcome": RunOutcome.INTERRUPTED, "summary": summary, "repaired": True}))
     return write
+
+
+def _git_of(record: dict[str, Any]) -> dict[str, Any]:
+    """An event's `git` object from an audit or run row (both store the commit alike)."""
+    return {"commit": record["git_commit"], "ref": record["git_ref"], "author": record["git_author"]}
 
 
 def _spec(row: dict[str, Any]) -> dict[str, Any] | None:

@@ -3,21 +3,14 @@ access errors located in the YAML; the YAML changes since a base are listed."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from reconciler.plan.model import PlanErrorCode
 from reconciler.services.plan import PlanRequest, Scope, plan
 from reconciler.workspace import Workspace
-from tests.access.test_access_gitops import POLICY
-
-
-def git(repo: Path, *args: str, who: str = "platform") -> None:
-    subprocess.run(["git", "-c", f"user.name={who}", "-c", f"user.email={who}@example.com", *args], cwd=repo,
-                   check=True, capture_output=True)
+from tests.helpers.access import POLICY, edit, git
 
 
 @pytest.fixture
@@ -30,10 +23,7 @@ def repo(sample_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(sample_repo, "add", "-A")
     git(sample_repo, "commit", "-qm", "views and access policy")
     git(sample_repo, "checkout", "-qb", "b-change")
-    path = sample_repo / "views" / "local" / "sales.yaml"
-    doc = yaml.safe_load(path.read_text())
-    doc["views"][0]["comment"] = "edited by team B"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    edit(sample_repo, "views/local/sales.yaml", "completed_orders", "edited by team B")
     git(sample_repo, "commit", "-qam", "B edits a sales view", who="bob")
     return sample_repo
 

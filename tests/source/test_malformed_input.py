@@ -9,16 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
-
-GOOD_VIEW = """\
-catalog: local
-schema: sales
-views:
-  - name: v1
-    representations:
-      - dialect: spark
-        sql: SELECT 1 AS x
-"""
+from tests.helpers.hostile import GOOD as GOOD_VIEW
 
 # (case id, file to write, content, expected "file:line" prefix, expected field text, expected message part)
 VIEW_CASES = [
