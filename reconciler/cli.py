@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
-from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat
+from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat, TestFormat
 from reconciler.core.secrets import redact
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
@@ -183,6 +183,33 @@ def _scope(catalog: list[str] | None, select: list[str] | None, prune: bool = Fa
     from reconciler.services.plan import Scope
 
     return Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
+
+
+@app.command("test")
+def test_views(
+    ctx: typer.Context,
+    select: Annotated[str | None, typer.Option(help="Glob over catalog.schema.view or "
+                                               "catalog.schema.view.test.")] = None,
+    fmt: Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")] = TestFormat.TEXT,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (stdout gets "
+                                                  "the summary).")] = None,
+    ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
+) -> None:
+    """Run the views' tests: each view's Spark SQL on the test's fixture rows, offline. Exit 1 when any fails."""
+    from reconciler.services import viewtests
+    from reconciler.viewtests import render
+
+    ws = _open(ctx)
+    run = viewtests.test(ws, viewtests.TestRequest(select, ref))
+    text = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose), TestFormat.MARKDOWN: lambda: render.markdown(run),
+            TestFormat.JSON: lambda: render.as_json(run), TestFormat.JUNIT: lambda: render.junit(run)}[fmt]()
+    if out_file:
+        out_file.write_text(text, encoding="utf-8")
+        out(ctx, render.summary(run) + "\n")
+    else:
+        out(ctx, text)
+    if not run.ok:
+        raise typer.Exit(1)
 
 
 @app.command()
