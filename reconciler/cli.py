@@ -158,6 +158,8 @@ def plan(
     allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
     actor: Annotated[str | None, typer.Option(help="Who the access policy is checked for (default "
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="With --spark: do not run the tests of "
+                                             "the changed views.")] = False,
 ) -> None:
     """Diff declarations against the live catalogs."""
     g = _g(ctx)
@@ -165,7 +167,7 @@ def plan(
     from reconciler.services import plan as plan_service
 
     request = plan_service.PlanRequest(_scope(catalog, select, prune, adopt, allow_mass_drop), ref, base, spark,
-                                       allow_breaking, actor)
+                                       allow_breaking, actor, skip_tests)
     result = plan_service.plan(ws, request)
     from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
 

@@ -28,6 +28,7 @@ class TestResult:
     difference: Difference | None = None  # failed
     error: str | None = None  # error: one line, located
     seconds: float = 0.0
+    index: int = 0  # the test's position in its view's tests (not in the JSON: the location says it)
 
     @property
     def where(self) -> str:

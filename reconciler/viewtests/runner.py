@@ -116,7 +116,7 @@ def run(u: Universe, tests: list[tuple[ViewId, ViewTest]], run_job: RunJob, decl
 
 def _result(p: Prepared, decl: Declarations, status: Status, **kw: Any) -> TestResult:
     file, line, _ = decl.locate(p.view, p.test.path("name"))
-    return TestResult(p.view, p.test.name, file, line, status, p.test.description, **kw)
+    return TestResult(p.view, p.test.name, file, line, status, p.test.description, index=p.test.index, **kw)
 
 
 def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarations, seconds: float) -> TestResult:
