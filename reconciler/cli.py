@@ -203,8 +203,10 @@ def test_views(
 
     ws = _open(ctx)
     run = viewtests.test(ws, viewtests.TestRequest(select, ref))
-    text = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose), TestFormat.MARKDOWN: lambda: render.markdown(run),
-            TestFormat.JSON: lambda: render.as_json(run), TestFormat.JUNIT: lambda: render.junit(run)}[fmt]()
+    renderers = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose),
+                 TestFormat.MARKDOWN: lambda: render.markdown(run), TestFormat.JSON: lambda: render.as_json(run),
+                 TestFormat.JUNIT: lambda: render.junit(run)}
+    text = renderers[fmt]()
     if out_file:
         out_file.write_text(text, encoding="utf-8")
         out(ctx, render.summary(run) + "\n")
