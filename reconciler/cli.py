@@ -202,7 +202,7 @@ def test_views(
     from reconciler.viewtests import render
 
     ws = _open(ctx)
-    run = viewtests.test(ws, viewtests.TestRequest(select, ref))
+    run = viewtests.test(ws, viewtests.TestRequest(select, ref), _session(ctx).err)
     renderers = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose),
                  TestFormat.MARKDOWN: lambda: render.markdown(run), TestFormat.JSON: lambda: render.as_json(run),
                  TestFormat.JUNIT: lambda: render.junit(run)}

@@ -77,7 +77,7 @@ def test_a_good_test_validates(tmp_path: Path) -> None:
     # a value that does not fit its column type, at the value
     (GOOD.replace("amount: 2.50", "amount: 2.505"), "views/local/sales.yaml:20:39",
      "given.orders.rows[0].amount: amount: 2.505 cannot be read as decimal(18,2): more than 2 decimal places"),
-    (GOOD.replace("order_id: 1,", "order_id: one,"), "views/local/sales.yaml:20:", 
+    (GOOD.replace("order_id: 1,", "order_id: one,"), "views/local/sales.yaml:20:",
      "order_id: 'one' cannot be read as bigint"),
     (GOOD.replace("status: completed}", "status: completed, ordered_at: \"2026-02-30 10:00\"}"),
      "views/local/sales.yaml:20:76", "no such time"),
