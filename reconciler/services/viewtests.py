@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reconciler.core.errors import Problem, UserError, ViewsyncError
 from reconciler.core.model import Column, ViewId
