@@ -14,13 +14,8 @@ from reconciler.core import coltypes
 from reconciler.source.review import Expect
 from reconciler.viewtests import compare, values
 from tests.helpers.cli import run_cli
+from tests.helpers.repos import managed_config, write_repo
 
-CONFIG = """version: 1
-project: t
-state: sqlite:///{state}
-catalogs:
-  local: {{type: managed, url: "sqlite:///{catalog}"}}
-"""
 SOURCES = """catalog: local
 schema: sales
 tables:
@@ -50,13 +45,8 @@ views:
 
 
 def repo_with(tmp_path: Path, tests: str) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "views" / "local").mkdir(parents=True)
-    (repo / "sources" / "local").mkdir(parents=True)
-    (repo / "viewsync.yaml").write_text(CONFIG.format(state=tmp_path / "s.db", catalog=tmp_path / "c.db"))
-    (repo / "sources" / "local" / "sales.yaml").write_text(SOURCES)
-    (repo / "views" / "local" / "sales.yaml").write_text(HEAD + tests)
-    return repo
+    return write_repo(tmp_path / "repo", managed_config(tmp_path), {
+        "sources/local/sales.yaml": SOURCES, "views/local/sales.yaml": HEAD + tests})
 
 
 GOOD = """      - name: sums

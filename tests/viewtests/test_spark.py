@@ -16,6 +16,7 @@ from junitparser import Error, Failure, JUnitXml
 
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import ROOT
+from tests.helpers.repos import managed_config, write_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark_verifier")]
 
@@ -72,23 +73,9 @@ def test_a_changed_filter_fails_exactly_its_tests_and_those_computed_from_it(sam
     assert run_cli(sample_repo, "test", "--select", "local.sales.refunds").code == 0
 
 
-REPO_CONFIG = """version: 1
-project: t
-state: sqlite:///{state}
-catalogs:
-  local: {{type: managed, url: "sqlite:///{catalog}"}}
-"""
-
-
-def _repo(tmp_path: Path, views: str, sources: str | None = None) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "views" / "local").mkdir(parents=True)
-    (repo / "viewsync.yaml").write_text(REPO_CONFIG.format(state=tmp_path / "s.db", catalog=tmp_path / "c.db"))
-    (repo / "views" / "local" / "s.yaml").write_text(views)
-    if sources:
-        (repo / "sources" / "local").mkdir(parents=True)
-        (repo / "sources" / "local" / "s.yaml").write_text(sources)
-    return repo
+def _repo(tmp_path: Path, views: str, sources: str) -> Path:
+    return write_repo(tmp_path / "repo", managed_config(tmp_path), {
+        "views/local/s.yaml": views, "sources/local/s.yaml": sources})
 
 
 SOURCES = """catalog: local
