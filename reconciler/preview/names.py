@@ -19,8 +19,8 @@ ENV_MAX = 32
 SCHEMA_MAX = 128  # the Hive Metastore's database name limit, the strictest of the catalogs
 DEFAULT_PATTERN = "{schema}__{env}"
 DEFAULT_TTL = "7d"
-_ENV = re.compile(r"^[a-z0-9][a-z0-9_]*$")
-_TTL = re.compile(r"^([1-9][0-9]{0,4})([mhdw])$")
+_ENV = re.compile(r"[a-z0-9][a-z0-9_]*")
+_TTL = re.compile(r"([1-9][0-9]{0,4})([mhdw])")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 TTL_MAX = timedelta(days=365)
 
@@ -48,9 +48,10 @@ def check_env(name: str) -> str:
     if len(name) > ENV_MAX:
         raise UserError(f"invalid preview env name {_shown(name)}: {len(name)} characters, at most {ENV_MAX}; "
                         f"{rule}")
-    if not _ENV.match(name):
-        bad = next((ch for ch in name if ch not in string.ascii_lowercase + string.digits + "_"), name[0])
-        raise UserError(f"invalid preview env name {_shown(name)}: character {bad!r} is not allowed; {rule}")
+    if not _ENV.fullmatch(name):
+        bad = next((ch for ch in name if ch not in string.ascii_lowercase + string.digits + "_"), None)
+        what = f"character {bad!r} is not allowed" if bad else "it must start with a letter or digit"
+        raise UserError(f"invalid preview env name {_shown(name)}: {what}; {rule}")
     return name
 
 
@@ -60,7 +61,7 @@ def parse_ttl(text: str) -> timedelta:
     Raises:
         UserError: anything else.
     """
-    m = _TTL.match(text.strip())
+    m = _TTL.fullmatch(text.strip())
     if not m or _UNITS[m.group(2)] * int(m.group(1)) > TTL_MAX:
         raise UserError(f"invalid preview TTL {_shown(text)}: write a number and a unit m, h, d or w "
                         "(e.g. 7d), at most a year")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.helpers.preview import change, chain_repo
+from tests.helpers.preview import chain_repo, change
 
 pytestmark = pytest.mark.slow
 
