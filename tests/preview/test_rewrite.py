@@ -21,7 +21,8 @@ def _spec(sql: str, dialect: str = "spark", **over: object) -> ViewSpec:
     ("spark", "SELECT * FROM a JOIN orders o ON a.id = o.id",
      "SELECT * FROM sales__pr1.a JOIN sales.orders AS o ON a.id = o.id"),
     ("trino", 'SELECT "x" FROM lake.sales.a, "Other"."T"', 'SELECT "x" FROM lake.sales__pr1.a, "Other"."T"'),
-    ("hive", "WITH q AS (SELECT id FROM sales.a) SELECT * FROM q", "WITH q AS (SELECT id FROM sales__pr1.a) SELECT * FROM q"),
+    ("hive", "WITH q AS (SELECT id FROM sales.a) SELECT * FROM q",
+     "WITH q AS (SELECT id FROM sales__pr1.a) SELECT * FROM q"),
     ("spark", "SELECT `weird name`.id FROM `weird name`", "SELECT `weird name`.id FROM sales.`weird name`"),
 ])
 def test_references_point_to_copies_or_qualified_live_objects(dialect: str, sql: str, want: str) -> None:
