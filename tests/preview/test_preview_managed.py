@@ -139,3 +139,54 @@ def test_runs_are_audited_with_their_own_kind(repo: Path) -> None:
     audited = {r[0] for r in con.execute("SELECT schema_name FROM vs_audit WHERE outcome = 'applied'")}
     con.close()
     assert kinds == ["apply", "preview"] and "shop__pr1" in audited
+
+
+def test_plans_and_drift_leave_preview_copies_to_preview(repo: Path) -> None:
+    change(repo, "local", "shop", TABLE)
+    assert run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main").code == 0
+    git(repo, "checkout", "-q", "main")  # the declarations as merged: the copies are declared nowhere
+    plan = run_cli(repo, "plan", "--prune", "-f", "json")
+    assert plan.code == 0, plan.text
+    doc = json.loads(plan.out)
+    assert doc["actions"] == [] and not any("__pr1" in w for w in doc["warnings"])
+    drift = run_cli(repo, "drift")
+    assert drift.code == 0 and "__pr1" not in drift.out
+    assert sorted(_copies(repo)) == ["local.shop__pr1.a", "local.shop__pr1.b", "local.shop__pr1.c"]
+
+
+def test_read_only_catalogs_get_no_copy_and_say_so_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "ro.db"
+    sqlite3.connect(db).execute("CREATE VIEW v AS SELECT 1 AS x").connection.close()
+    config = {"version": 1, "project": "p", "state": "sqlite:///.viewsync/state.db",
+              "catalogs": {"local": {"type": "managed", "url": "sqlite:///.viewsync/catalog.db"},
+                           "ro": {"type": "jdbc", "url": f"sqlite:///{db}"}}}
+    root = chain_repo(tmp_path / "repo", config, "local", "shop", TABLE)
+    from tests.helpers.preview import write_views
+
+    write_views(root, "ro", "main", [{"name": "v", "representations": [{"dialect": "sqlite", "sql": "SELECT 2 AS x"}]}])
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "jdbc view changed")
+    res = run_cli(root, "preview", "up", "--env", "pr1", "--base", "main", "-f", "json")
+    assert res.code == 0, res.text
+    out = json.loads(res.out)
+    assert out["copies"] == [] and out["notes"] == [
+        "catalog 'ro' (jdbc) is read-only: its changed views get no preview copy"]
+
+
+def test_previewing_needs_create_view_on_the_base_schema(repo: Path) -> None:
+    from tests.helpers.access import commit_all
+
+    (repo / "access.yaml").write_text("owners: [platform@example.com]\ngrants:\n"
+                                      "  - {to: [bob-gh], privileges: [USE_CATALOG], catalog: local}\n"
+                                      "  - {to: [bob-gh], privileges: [USE_SCHEMA, SELECT_VIEW], schema: local.shop}\n")
+    git(repo, "checkout", "-q", "main")
+    commit_all(repo, "policy", "platform")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "merge", "-q", "main")
+    change(repo, "local", "shop", TABLE)
+    res = run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main", "--actor", "bob-gh")
+    assert res.code == 1
+    assert res.err.startswith("Error: not permitted: actor bob-gh lacks CREATE_VIEW on schema local.shop "
+                              "(needed to preview local.shop.a)")
+    assert _copies(repo) == {}
+    assert run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main", "--actor", "platform@example.com").code == 0
