@@ -396,6 +396,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
 
         def drop(c: hmsclient.HMSClient) -> bool:
             try:
+                c.get_database(schema)  # (listing the tables of a missing database fails on the server)
                 if c.get_all_tables(schema):
                     return False
                 c.drop_database(schema, True, False)  # deleteData (its empty directory), no cascade
