@@ -34,7 +34,7 @@ def test_preview_on_hms_reads_the_branch_in_spark_and_leaves_live_alone(
     spark.sql(f"CREATE TABLE {database}.orders (id BIGINT, amount BIGINT) USING parquet")
     spark.sql(f"INSERT INTO {database}.orders VALUES (1, 50), (2, 150), (3, 500)")
     config = {"version": 1, "project": "p", "state": f"sqlite:///{tmp_path}/state.db",
-              "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "write_format": "spark"}}}
+              "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "engine_format": "spark"}}}
     repo = chain_repo(tmp_path / "repo", config, "hive", database, "orders")  # `orders` unqualified
     assert run_cli(repo, "apply", "--auto-approve").code == 0
     assert [tuple(r) for r in spark.sql(f"SELECT n, total FROM {database}.c").collect()] == [(3, 1400)]
@@ -63,3 +63,34 @@ def test_preview_on_hms_reads_the_branch_in_spark_and_leaves_live_alone(
     assert down.code == 0, down.text
     assert preview not in hms_client.get_all_databases()
     assert _metastore(hms_client, "") == before  # no trace
+
+
+@pytest.mark.parametrize("fmt", ["trino", "hive", "flink"])
+def test_preview_in_every_engine_format(tmp_path: Path, metastore: Any, hms_client: Any, database: str,
+                                        fmt: str) -> None:
+    from reconciler.adapters.metastore.hms import HiveMetastoreAdapter
+
+    config = {"version": 1, "project": "p", "state": f"sqlite:///{tmp_path}/state.db",
+              "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "engine_format": fmt,
+                                    "trino_owner": "analyst"}}}
+    repo = chain_repo(tmp_path / "repo", config, "hive", database, "orders", dialects=(fmt,))
+    applied = run_cli(repo, "apply", "--auto-approve")
+    assert applied.code == 0, applied.text
+    preview = f"{database}__pr3"
+    before = _metastore(hms_client, preview)
+    change(repo, "hive", database, "orders", dialects=(fmt,))
+    res = run_cli(repo, "preview", "up", "--env", "pr3", "--base", "main")
+    assert res.code == 0, res.text
+    adapter = HiveMetastoreAdapter("hive", {"uri": metastore.uri, "engine_format": fmt})
+    try:
+        views = adapter.fetch(preview).views
+    finally:
+        adapter.close()
+    assert sorted(views) == ["a", "b", "c"] and all(v.format == fmt and v.marks["viewsync.preview"] == "pr3"
+                                                   for v in views.values())
+    assert f"FROM {database}.orders" in (views["a"].spec.sql_for(fmt) or "")
+    assert f"FROM {preview}.a" in (views["b"].spec.sql_for(fmt) or "")
+    assert _metastore(hms_client, preview) == before
+    assert run_cli(repo, "preview", "up", "--env", "pr3", "--base", "main").out.endswith("nothing to change.\n")
+    assert run_cli(repo, "preview", "down", "--env", "pr3").code == 0
+    assert _metastore(hms_client, "") == before
