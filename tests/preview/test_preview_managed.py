@@ -190,3 +190,17 @@ def test_previewing_needs_create_view_on_the_base_schema(repo: Path) -> None:
                               "(needed to preview local.shop.a)")
     assert _copies(repo) == {}
     assert run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main", "--actor", "platform@example.com").code == 0
+
+
+def test_the_base_defaults_to_the_merge_base_with_the_upstream(repo: Path) -> None:
+    change(repo, "local", "shop", TABLE)
+    res = run_cli(repo, "preview", "up", "--env", "pr1")
+    assert res.code == 1 and res.err == ("Error: no --base given and the branch has no upstream to take the merge "
+                                         "base with; pass --base REF (e.g. --base origin/main)\n")
+    assert run_cli(repo, "preview", "up", "--env", "pr1", "--base", "nope").err == \
+        "Error: --base nope: unknown git ref\n"
+    git(repo, "branch", "-q", "--set-upstream-to=main")
+    res = run_cli(repo, "preview", "up", "--env", "pr1", "-f", "json")
+    assert res.code == 0, res.text
+    assert json.loads(res.out)["base"] == git(repo, "rev-parse", "main")
+    assert len(json.loads(res.out)["copies"]) == 3
