@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
-from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat
+from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat, TestFormat
 from reconciler.core.secrets import redact
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
@@ -159,6 +159,8 @@ def plan(
     allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
     actor: Annotated[str | None, typer.Option(help="Who the access policy is checked for (default "
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="With --spark: do not run the tests of "
+                                             "the changed views.")] = False,
 ) -> None:
     """Diff declarations against the live catalogs."""
     g = _g(ctx)
@@ -166,7 +168,7 @@ def plan(
     from reconciler.services import plan as plan_service
 
     request = plan_service.PlanRequest(_scope(catalog, select, prune, adopt, allow_mass_drop), ref, base, spark,
-                                       allow_breaking, actor)
+                                       allow_breaking, actor, skip_tests)
     result = plan_service.plan(ws, request)
     from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
 
@@ -184,6 +186,35 @@ def _scope(catalog: list[str] | None, select: list[str] | None, prune: bool = Fa
     from reconciler.services.plan import Scope
 
     return Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
+
+
+@app.command("test")
+def test_views(
+    ctx: typer.Context,
+    select: Annotated[str | None, typer.Option(help="Glob over catalog.schema.view or "
+                                               "catalog.schema.view.test.")] = None,
+    fmt: Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")] = TestFormat.TEXT,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (stdout gets "
+                                                  "the summary).")] = None,
+    ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
+) -> None:
+    """Run the views' tests: each view's Spark SQL on the test's fixture rows, offline. Exit 1 when any fails."""
+    from reconciler.services import viewtests
+    from reconciler.viewtests import render
+
+    ws = _open(ctx)
+    run = viewtests.test(ws, viewtests.TestRequest(select, ref), _session(ctx).err)
+    renderers = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose),
+                 TestFormat.MARKDOWN: lambda: render.markdown(run), TestFormat.JSON: lambda: render.as_json(run),
+                 TestFormat.JUNIT: lambda: render.junit(run)}
+    text = renderers[fmt]()
+    if out_file:
+        out_file.write_text(text, encoding="utf-8")
+        out(ctx, render.summary(run) + "\n")
+    else:
+        out(ctx, text)
+    if not run.ok:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -24,3 +24,12 @@ class LineageFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
     DOT = "dot"
+
+
+class TestFormat(StrEnum):
+    """`viewsync test`: a plan's formats, and JUnit XML for CI systems."""
+
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    JSON = "json"
+    JUNIT = "junit"
