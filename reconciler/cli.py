@@ -505,13 +505,17 @@ def preview_up(
     actor: Actor = None,
     allow_dirty: Annotated[bool, typer.Option(help="Preview uncommitted declarations.")] = False,
     lock_timeout: LockWait = 0,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify the preview set with Spark and run its view "
+                                        "tests first (also spark.verify in config).")] = False,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="With --spark: do not run the view tests.")] = False,
 ) -> None:
     """Create or update the env's copies of the views changed since the base, and of their readers."""
     from reconciler.preview import report
     from reconciler.services import preview as preview_service
 
     ws = _open(ctx)
-    res = preview_service.up(ws, preview_service.UpRequest(env, base, ttl, actor, allow_dirty, lock_timeout),
+    res = preview_service.up(ws, preview_service.UpRequest(env, base, ttl, actor, allow_dirty, lock_timeout,
+                                                                 spark, skip_tests),
                              _preview_progress(ctx), lambda note: err(ctx, note))
     render = {OutputFormat.TEXT: report.up_text, OutputFormat.MARKDOWN: report.up_markdown,
               OutputFormat.JSON: report.up_json}[fmt]

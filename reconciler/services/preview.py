@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult
     from reconciler.core.gitinfo import GitInfo
     from reconciler.plan.planner import Action
+    from reconciler.source.declarations import Declarations
     from reconciler.state.previews import PreviewEnv, PreviewRegistry
     from reconciler.state.store import StateStore
     from reconciler.workspace import Workspace
@@ -39,6 +40,8 @@ class UpRequest:
     actor: str | None = None
     allow_dirty: bool = False
     lock_timeout: float = 0
+    spark: bool = False  # verify the preview set with Spark and run its tests (also spark.verify in config)
+    skip_tests: bool = False  # with Spark: do not run the preview set's view tests
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,8 @@ def up(ws: Workspace, request: UpRequest, on_action: OnAction | None = None,
     notes: list[str] = []
     copies, specs = plan_copies(ws, env, base, head.views, base_decl.views, notes)
     _check_access(ws, base, request.actor, [c.source for c in copies])
+    if (request.spark or ws.config.spark.verify) and copies:
+        verify_set(ws, env, head, {c.source for c in copies}, request.skip_tests)
     who = gitsrc.actor(request.actor, ws.root)
     project = ws.config.project
     state = ws.state()
@@ -314,6 +319,32 @@ def up(ws: Workspace, request: UpRequest, on_action: OnAction | None = None,
         registry.save(PreviewEnv(project, env, git.commit, base, who, rec.created_at if rec and rec.commit else now,
                                  now, expires, sorted(views), sorted(known)))
     return result
+
+
+def verify_set(ws: Workspace, env: str, head: Declarations, sources: set[ViewId], skip_tests: bool) -> None:
+    """Spark's analysis of the views the env copies (as the branch declares them, over the live
+    tables) and their view tests, before anything is written.
+
+    Raises:
+        UserError: Spark finds an error or a test fails (every one, one line each).
+        ViewsyncError: a catalog cannot be read or Spark cannot start.
+    """
+    from reconciler.services import viewtests
+    from reconciler.verify import planning
+    from reconciler.verify import sources as vsources
+    from reconciler.verify.analyze import Analysis, World
+
+    snapshots = ws.fetch(sorted(ws.config.catalogs), {(v.catalog, v.schema) for v in head.views})
+    world = World(head.views, head.origin, planning.file_texts(ws.root, head, None), ws.config.catalogs,
+                  vsources.read(ws.root), planning.live_views(snapshots), planning.table_schemas_from(ws.adapter))
+    result = Analysis(world, planning.settings_of(ws.config)).run(sources)
+    problems = [f.message for f in result.errors()]
+    if not skip_tests:
+        run = viewtests.run(ws, head, viewtests.selected(head, views=sources), None)
+        problems += [f"test {r.name!r} of {r.view} failed at {r.where}: {r.message}" for r in run.failures()]
+    if problems:
+        raise UserError(f"preview env {env!r}: the preview set does not pass Spark, nothing was written:\n  "
+                        + "\n  ".join(problems))
 
 
 def _env_schemas(ws: Workspace, env: str, rec: PreviewEnv | None) -> set[tuple[str, str]]:

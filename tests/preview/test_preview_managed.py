@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import yaml
 
 from reconciler.core.model import PREVIEW, PREVIEW_COMMIT
 from tests.helpers.access import git
@@ -204,3 +205,38 @@ def test_the_base_defaults_to_the_merge_base_with_the_upstream(repo: Path) -> No
     assert res.code == 0, res.text
     assert json.loads(res.out)["base"] == git(repo, "rev-parse", "main")
     assert len(json.loads(res.out)["copies"]) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("spark_verifier")
+def test_up_with_spark_verifies_the_preview_set_and_runs_its_tests_before_writing(repo: Path) -> None:
+    """A branch whose change breaks a test of a copied view writes no copy; --skip-tests does."""
+    path = repo / "views" / "local" / "shop.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["views"][1]["tests"] = [{"name": "doubles", "given": {"a": {"rows": [{"id": 1, "amount": 200}]}},
+                                 "expect": {"rows": [{"id": 1, "doubled": 400}]}}]
+    doc["views"][2]["tests"] = [{"name": "counts_big_orders_only",  # computes a and b from the raw table
+                                 "given": {"sales.orders": {"rows": [{"id": 1, "amount": 50},
+                                                                     {"id": 2, "amount": 200}]}},
+                                 "expect": {"rows": [{"n": 1, "total": 400}]}}]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    (repo / "sources" / "local").mkdir(parents=True)
+    (repo / "sources" / "local" / "sales.yaml").write_text(yaml.safe_dump({"catalog": "local", "schema": "sales",
+        "tables": [{"name": "orders", "columns": [{"name": "id", "type": "bigint"},
+                                                  {"name": "amount", "type": "bigint"}]}]}))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    change_keeping_tests = yaml.safe_load(path.read_text())
+    change_keeping_tests["views"][0]["representations"][0]["sql"] = "SELECT id, amount FROM sales.orders"  # no filter
+    path.write_text(yaml.safe_dump(change_keeping_tests, sort_keys=False))
+    git(repo, "commit", "-qam", "a without its filter")
+
+    res = run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main", "--spark")
+    assert res.code == 1, res.text
+    assert "preview env 'pr1': the preview set does not pass Spark, nothing was written" in res.err
+    assert "test 'counts_big_orders_only' of local.shop.c failed at views/local/shop.yaml:" in res.err
+    assert "doubles" not in res.err  # b's own test gives a's rows: it still passes
+    assert _copies(repo) == {}
+    skipped = run_cli(repo, "preview", "up", "--env", "pr1", "--base", "main", "--spark", "--skip-tests")
+    assert skipped.code == 0, skipped.text
+    assert sorted(_copies(repo)) == ["local.shop__pr1.a", "local.shop__pr1.b", "local.shop__pr1.c"]
