@@ -81,6 +81,9 @@ _TEST_CONF = {
 }
 
 
+TEST_THREADS = 2  # test queries in flight at once (driver-side work of one overlaps the other's job)
+
+
 def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -195,17 +198,27 @@ class Scratch:
         return {"answers": answers}
 
     def _run_tests(self, queries: list[dict[str, Any]], answers: list[dict[str, Any]], to_wire: Any) -> None:
-        for item in queries:
+        """Two queries in flight: one is parsed and analysed on the driver while the other's
+        job runs (each thread its own JVM thread); answers keep the queries' order."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(item: dict[str, Any]) -> dict[str, Any]:
             try:
                 df = self.spark.sql(item["sql"])
                 rows = df.collect()
-                answers.append({"id": item["id"], "schema": [f.jsonValue() for f in df.schema.fields],
-                                "rows": [[to_wire(v) for v in r] for r in rows]})
+                return {"id": item["id"], "schema": [f.jsonValue() for f in df.schema.fields],
+                        "rows": [[to_wire(v) for v in r] for r in rows]}
             except self.errors as exc:
-                answers.append({"id": item["id"], "error": _error(exc)})
+                return {"id": item["id"], "error": _error(exc)}
             except Exception as exc:  # noqa: BLE001 - a Py4J or conversion failure is that query's
-                answers.append({"id": item["id"], "error": {"class": type(exc).__name__,
-                                                             "message": str(exc).splitlines()[0][:2000]}})
+                return {"id": item["id"], "error": {"class": type(exc).__name__,
+                                                    "message": str(exc).splitlines()[0][:2000]}}
+
+        if len(queries) < 2:
+            answers.extend(one(q) for q in queries)
+            return
+        with ThreadPoolExecutor(max_workers=TEST_THREADS, thread_name_prefix="viewsync-tests") as pool:
+            answers.extend(pool.map(one, queries))
 
 
 def main() -> None:

@@ -198,7 +198,7 @@ def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Pr
     casts = ", ".join(f"CAST(_c{i} AS {values.spark_type(t)}) AS {q(c.name)}"
                       for i, (c, t) in enumerate(zip(cols, types, strict=True)))
     raw = ", ".join(f"_c{i}" for i in range(len(cols)))
-    return f"SELECT {casts} FROM VALUES\n  {body}\n  AS t({raw})"
+    return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES\n  {body}\n  AS t({raw})"
 
 
 def typed(rows: list[Row], cols: list[Column], issues: list[Issue]) -> list[list[Any]]:
