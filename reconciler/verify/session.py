@@ -124,7 +124,8 @@ class SparkWorker:
                     jvm.append(f"-XX:ArchiveClassesAtExit={self._archive_tmp}")
         jvm += list(s.jvm_options)
         # Tests type timestamps with a local time zone in UTC (viewtests.values); a conf may say otherwise.
-        conf = {"spark.sql.session.timeZone": "UTC", **s.conf}
+        # Tests' jobs are tiny: waiting for a task's preferred locality only adds delay (one executor).
+        conf = {"spark.sql.session.timeZone": "UTC", "spark.locality.wait": "0", **s.conf}
         conf.update({
             "spark.master": s.master,
             "spark.sql.catalogImplementation": "in-memory",
