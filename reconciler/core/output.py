@@ -24,3 +24,12 @@ class LineageFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
     DOT = "dot"
+
+
+class CheckFormat(StrEnum):
+    """`viewsync check`: adds JUnit XML for CI test reports."""
+
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    JSON = "json"
+    JUNIT = "junit"

@@ -84,8 +84,8 @@ class Reader:
             return {"kind": "jdbc", "url": _with_database(self.jdbc, ns), "query": sql.strip().rstrip(";"),
                     "options": options}, note
         sql, note = _sql_in(spec, vid, "spark")
-        ns = list(spec.default_namespace or [vid.schema])
-        return {"kind": "sql", "sql": sql, "use": [self.spark_name or "spark_catalog", *ns]}, note
+        use = [self.spark_name or "spark_catalog", *(spec.default_namespace or [vid.schema])]
+        return {"kind": "sql", "sql": sql, "use": use}, note
 
     def table_sql(self, schema: str, table: str) -> str:
         """Spark SQL naming a table of this catalog. Raises NotReadable."""
@@ -118,9 +118,9 @@ def _sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]
         if sql is not None:
             return sql, None
     rep = spec.representations[0]
-    from reconciler.core.sql import sqlglot_dialect
-
     import sqlglot
+
+    from reconciler.core.sql import sqlglot_dialect
 
     try:
         out = sqlglot.transpile(rep.sql, read=sqlglot_dialect(rep.dialect), write=sqlglot_dialect(dialect))[0]
@@ -182,7 +182,8 @@ def readers(config: Config) -> dict[str, Reader]:
                                "spark.hadoop.hive.metastore.uris": str(cat.options["uri"])})
         elif cat.type == "iceberg-rest":
             r.spark_name = name
-            configured = [*r.jars, *r.packages, live.conf.get("spark.jars", ""), live.conf.get("spark.jars.packages", "")]
+            configured = [*r.jars, *r.packages, live.conf.get("spark.jars", ""),
+                          live.conf.get("spark.jars.packages", "")]
             if not any(ICEBERG_RUNTIME in j for j in configured):
                 r.unsupported = (f"catalog {name!r} (iceberg-rest): Iceberg's Spark runtime is not configured; add "
                                  f"its jar to spark.live.catalogs.{name}.jars, or "

@@ -147,10 +147,12 @@ def _numeric_aggs(layout: Layout) -> list[str]:
     out = []
     for i, c in enumerate(layout.before):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_B} THEN b_{i} END) AS sb_{i}", f"AVG(CASE WHEN {ONCE_B} THEN b_{i} END) AS mb_{i}"]
+            out += [f"SUM(CASE WHEN {ONCE_B} THEN b_{i} END) AS sb_{i}",
+                    f"AVG(CASE WHEN {ONCE_B} THEN b_{i} END) AS mb_{i}"]
     for j, c in enumerate(layout.after):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_A} THEN a_{j} END) AS sa_{j}", f"AVG(CASE WHEN {ONCE_A} THEN a_{j} END) AS ma_{j}"]
+            out += [f"SUM(CASE WHEN {ONCE_A} THEN a_{j} END) AS sa_{j}",
+                    f"AVG(CASE WHEN {ONCE_A} THEN a_{j} END) AS ma_{j}"]
     return out
 
 

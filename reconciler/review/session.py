@@ -185,5 +185,24 @@ class Pool:
             s.close()
 
 
+_WORK: list[Path] = []
+
+
+def work_dir() -> Path:
+    """The process's scratch directory for the review's Spark (temp files, resources); the
+    same for every review of the process, so its conf (and its Spark) can be reused."""
+    if not _WORK:
+        _WORK.append(Path(tempfile.mkdtemp(prefix="viewsync-review-work-")))
+    return _WORK[0]
+
+
 PROCESS = Pool()
-atexit.register(PROCESS.close)
+
+
+def _shutdown() -> None:
+    PROCESS.close()
+    for d in _WORK:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_shutdown)
