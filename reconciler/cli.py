@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
-from reconciler.core.output import CheckFormat, EventsFormat, LineageFormat, OutputFormat
+from reconciler.core.output import EventsFormat, LineageFormat, OutputFormat, TestFormat
 from reconciler.core.secrets import redact
 
 # A command imports only what it uses: `viewsync --help` loads none of these, a plan loads
@@ -158,6 +158,8 @@ def plan(
     allow_breaking: Annotated[bool, typer.Option(help="Allow changes that break dependent views.")] = False,
     actor: Annotated[str | None, typer.Option(help="Who the access policy is checked for (default "
                                               "$GITHUB_ACTOR, then the commit author).")] = None,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="With --spark: do not run the tests of "
+                                             "the changed views.")] = False,
 ) -> None:
     """Diff declarations against the live catalogs."""
     g = _g(ctx)
@@ -165,7 +167,7 @@ def plan(
     from reconciler.services import plan as plan_service
 
     request = plan_service.PlanRequest(_scope(catalog, select, prune, adopt, allow_mass_drop), ref, base, spark,
-                                       allow_breaking, actor)
+                                       allow_breaking, actor, skip_tests)
     result = plan_service.plan(ws, request)
     from reconciler.render import plan as render  # once the service has the catalogs' prefetch going
 
@@ -183,6 +185,33 @@ def _scope(catalog: list[str] | None, select: list[str] | None, prune: bool = Fa
     from reconciler.services.plan import Scope
 
     return Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
+
+
+@app.command("test")
+def test_views(
+    ctx: typer.Context,
+    select: Annotated[str | None, typer.Option(help="Glob over catalog.schema.view or "
+                                               "catalog.schema.view.test.")] = None,
+    fmt: Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")] = TestFormat.TEXT,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (stdout gets "
+                                                  "the summary).")] = None,
+    ref: Annotated[str | None, typer.Option(help="Read declarations from this git ref.")] = None,
+) -> None:
+    """Run the views' tests: each view's Spark SQL on the test's fixture rows, offline. Exit 1 when any fails."""
+    from reconciler.services import viewtests
+    from reconciler.viewtests import render
+
+    ws = _open(ctx)
+    run = viewtests.test(ws, viewtests.TestRequest(select, ref))
+    text = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose), TestFormat.MARKDOWN: lambda: render.markdown(run),
+            TestFormat.JSON: lambda: render.as_json(run), TestFormat.JUNIT: lambda: render.junit(run)}[fmt]()
+    if out_file:
+        out_file.write_text(text, encoding="utf-8")
+        out(ctx, render.summary(run) + "\n")
+    else:
+        out(ctx, text)
+    if not run.ok:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -508,7 +537,7 @@ def check_(
     select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view (repeatable).")] = None,
     definition: Annotated[str, typer.Option(help="declared: the pending SQL (before apply); live: what is "
                                                  "deployed.")] = "declared",
-    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="Output format.")] = CheckFormat.TEXT,
+    fmt: Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")] = TestFormat.TEXT,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
 ) -> None:
     """Evaluate the views' `checks:` on live data (Spark, read-only); exit 1 when an error check fails."""
@@ -522,8 +551,8 @@ def check_(
         done()
     from reconciler.review import render as review_render
 
-    text = {CheckFormat.JSON: review_render.as_json, CheckFormat.MARKDOWN: review_render.checks_markdown,
-            CheckFormat.JUNIT: review_render.checks_junit}.get(fmt, review_render.checks_text)(report)
+    text = {TestFormat.JSON: review_render.as_json, TestFormat.MARKDOWN: review_render.checks_markdown,
+            TestFormat.JUNIT: review_render.checks_junit}.get(fmt, review_render.checks_text)(report)
     if out_file:
         out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
     out(ctx, text)

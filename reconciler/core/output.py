@@ -26,8 +26,8 @@ class LineageFormat(StrEnum):
     DOT = "dot"
 
 
-class CheckFormat(StrEnum):
-    """`viewsync check`: adds JUnit XML for CI test reports."""
+class TestFormat(StrEnum):
+    """`viewsync test`: a plan's formats, and JUnit XML for CI systems."""
 
     TEXT = "text"
     MARKDOWN = "markdown"

@@ -200,3 +200,49 @@ def query_problem(sql: str, dialect: str) -> str | None:
     if dialect not in _DIALECTS:
         return None
     return facts(sql, sqlglot_dialect(dialect)).problem
+
+
+def query_text(sql: str) -> str:
+    """The text sqlglot reads of a view's SQL: trimmed, without a final semicolon. Offsets of
+    `table_references` are into it."""
+    return _key(sql)
+
+
+@dataclass(frozen=True)
+class TableReference:
+    parts: tuple[str, ...]  # (catalog?, db?, name) as written, unquoted
+    start: int  # offsets into query_text(sql): the reference's first and last character
+    end: int
+    aliased: bool  # followed by an alias of its own (`FROM sales.orders o`)
+
+
+def table_references(sql: str, dialect: str | None) -> list[TableReference] | None:
+    """Every place the query reads a table or view (CTE names excluded), with its span in
+    the text, so a caller can point one reference elsewhere and keep the rest of the SQL as
+    written. None when sqlglot cannot read the query or cannot place a reference."""
+    from sqlglot import exp
+
+    node = shared_tree(sql, dialect)
+    if node is None:
+        return None
+    text = _key(sql)
+    ctes = {cte.alias_or_name.lower() for cte in node.find_all(exp.CTE)}
+    out: list[TableReference] = []
+    for table in node.find_all(exp.Table):
+        if not table.name or not isinstance(table.this, exp.Identifier):
+            continue
+        parts = tuple(p for p in (table.catalog, table.db, table.name) if p)
+        if len(parts) == 1 and parts[0].lower() in ctes:
+            continue
+        idents = [p for p in table.parts if isinstance(p, exp.Identifier)]
+        if not idents or any("start" not in p.meta for p in idents):
+            return None
+        start, end = idents[0].meta["start"], idents[-1].meta["end"]
+        # A quoted identifier's span may or may not cover its quotes: take them in.
+        if start > 0 and text[start - 1] in "`\"" and text[start] not in "`\"":
+            start -= 1
+        if end + 1 < len(text) and text[end + 1] in "`\"" and text[end] not in "`\"":
+            end += 1
+        out.append(TableReference(parts, start, end, bool(table.alias)))
+    out.sort(key=lambda r: r.start)
+    return out

@@ -54,6 +54,7 @@ class PlanErrorCode(StrEnum):
     # found by the Spark verifier (reconciler.verify, plan --spark)
     SPARK_VERIFICATION = "spark_verification"  # Spark cannot analyse the view, or its columns disagree
     BREAKING_CHANGE = "breaking_change"  # the change breaks views that read it (without --allow-breaking)
+    TEST_FAILED = "test_failed"  # a test of a changed view (or of a view reading one) fails (reconciler.viewtests)
     # found by an adapter's check(): the catalog cannot store the declaration
     DIALECT_NOT_STORABLE = "dialect_not_storable"
     COLUMNS_REQUIRED = "columns_required"
@@ -284,6 +285,7 @@ class Plan:
     access: dict[str, Any] | None = None  # which access policy was checked, for whom (reconciler.access)
     schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
     verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
+    tests: dict[str, Any] | None = None  # plan --spark: reconciler.viewtests.result.TestRun JSON
 
     @property
     def has_changes(self) -> bool:
@@ -318,6 +320,8 @@ class Plan:
             out["access"] = self.access
         if self.verification is not None:
             out["verification"] = self.verification
+        if self.tests is not None:
+            out["tests"] = self.tests
         return out
 
     def digest(self) -> str:
@@ -353,4 +357,5 @@ class Plan:
             access=d.get("access"),
             schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
             verification=d.get("verification"),
+            tests=d.get("tests"),
         )

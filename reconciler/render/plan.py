@@ -101,6 +101,11 @@ def text(plan: Plan, color: bool = False) -> str:
         out.append("")
     out.append(summary_line(plan))
     out.extend(verify_report.text_lines(plan.verification))
+    if plan.tests is not None:
+        from reconciler.viewtests import render as tests_render
+        from reconciler.viewtests.result import TestRun
+
+        out.extend(tests_render.text(TestRun.from_json(plan.tests)).rstrip("\n").splitlines())
     if access_line(plan):
         out.append(str(access_line(plan)))
     for w in plan.warnings:
@@ -192,6 +197,11 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     else:
         head.append("#### Changes against the live catalogs")
     tail: list[str] = ["", *verify_report.markdown_lines(plan.verification)] if plan.verification else []
+    if plan.tests is not None:
+        from reconciler.viewtests import render as tests_render
+        from reconciler.viewtests.result import TestRun
+
+        tail += ["", *tests_render.markdown_lines(TestRun.from_json(plan.tests))]
     if plan.warnings:
         tail += ["", "**Warnings**"] + [f"- {_md_escape(w)}" for w in plan.warnings]
     if plan.unmanaged:

@@ -40,6 +40,7 @@ class PlanRequest:
     spark: bool = False  # verify with Spark (also when the config's spark.verify says so)
     allow_breaking: bool = False
     actor: str | None = None  # who the access policy is checked for
+    skip_tests: bool = False  # with Spark: do not run the view tests of the changed views
 
 
 def declarations(ws: Workspace, ref: str | None) -> Declarations:
@@ -78,6 +79,28 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
     return result
 
 
+def run_tests(ws: Workspace, result: Plan, decl: Declarations, ref: str | None) -> None:
+    """The view tests of every view the plan creates or changes and of the declared views that
+    read one (they are computed from it), into `result.tests`; a failing test is a
+    `test_failed` error at the test.
+
+    Raises:
+        ViewsyncError: Spark cannot start or fails as a whole.
+    """
+    from reconciler.plan.planner import PlanError, PlanErrorCode
+    from reconciler.services import viewtests
+    from reconciler.verify import impact
+
+    changed = [a.view for a in result.actions if a.action != "drop" and a.view in decl.views]
+    readers = impact.dependents(changed, decl.views, {})
+    targets = set(changed).union(*readers.values()) if readers else set(changed)
+    run = viewtests.run(ws, decl, viewtests.selected(decl, views=targets), ref)
+    result.tests = run.to_json()
+    for r in run.failures():
+        result.errors.append(PlanError(PlanErrorCode.TEST_FAILED, f"test {r.name!r} of {r.view}: {r.message}",
+                                       r.view, ("tests", r.index, "name")))
+
+
 def plan(ws: Workspace, request: PlanRequest) -> Plan:
     """Plan the declarations (at `request.ref`) against the live catalogs.
 
@@ -106,6 +129,8 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     info = gitsrc.info(ws.root, request.ref)
     opts = options(ws, request.scope)
     result = build(ws, opts, decl, info, request.ref, request.spark, request.allow_breaking)
+    if (request.spark or ws.config.spark.verify) and not request.skip_tests:
+        run_tests(ws, result, decl, request.ref)
     if request.base:
         result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)

@@ -48,6 +48,9 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
         spark_service.prestart(ws)  # Spark starts while the declarations load
     decl = declarations(ws, request.ref)
     problems, warnings = validity.check(decl)
+    from reconciler.services import viewtests
+
+    problems += viewtests.problems(ws, decl, request.ref)  # tests: inputs, columns, values, CSV
     policy = access_hooks.policy_at(ws.root, ws.config.path, request.ref)
     if policy is not None and request.ref is None:
         stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)

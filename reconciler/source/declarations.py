@@ -20,6 +20,7 @@ from reconciler.core import coltypes
 from reconciler.core.errors import Problem, ValidationFailed
 from reconciler.core.model import ViewId, ViewSpec, digest_of
 from reconciler.source import names, yamlsrc
+from reconciler.source import review as vreview
 from reconciler.source.config import VIEWS_DIR, Config, fast_schema, schema, schema_problems
 
 # (path relative to the repository, text or raw bytes) of each view file
@@ -34,15 +35,24 @@ class Declarations:
     schema_owners: dict[tuple[str, str], str] = field(default_factory=dict)  # a view file's top-level owner
     texts: dict[str, str] = field(default_factory=dict)  # file -> text, to locate later problems
     where: dict[ViewId, tuple[str, int]] = field(default_factory=dict)  # file, index in views
+    review: dict[ViewId, vreview.Review] = field(default_factory=dict)  # key, checks, tests (not the spec)
+    _nodes: dict[str, Any] = field(default_factory=dict, repr=False)  # composed files, for locating
+
+    def locate(self, view: ViewId, path: tuple[str | int, ...]) -> tuple[str, int, int]:
+        """(file, line, column) of a field of a declared view, e.g. ("tests", 0) for its first test."""
+        rel, i = self.where[view]
+        if rel not in self._nodes:
+            try:
+                self._nodes[rel] = yamlsrc.compose(self.texts[rel])
+            except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
+                self._nodes[rel] = None
+        line, col = yamlsrc.locate(self._nodes[rel], ("views", i, *path))
+        return rel, line, col
 
     def problem(self, view: ViewId, path: tuple[str | int, ...], message: str) -> Problem:
         """A problem found after loading (a cycle, a non-query SQL), located in its file."""
-        rel, i = self.where[view]
-        full = ("views", i, *path)
-        try:
-            line, col = yamlsrc.locate(yamlsrc.compose(self.texts[rel]), full)
-        except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
-            line, col = 1, 1
+        rel, line, col = self.locate(view, path)
+        full = ("views", self.where[view][1], *path)
         return Problem(rel, line, col, yamlsrc.path_text(full), yamlsrc.clip(message))
 
     def digest(self, selected: Iterable[ViewId] | None = None) -> str:
@@ -165,7 +175,7 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
         if spec_problems:
             problems.extend(spec_problems)
             continue
-        body = {k: v for k, v in raw.items() if k != "name"}
+        body = {k: v for k, v in raw.items() if k != "name" and k not in vreview.FIELDS}
         if body.get("default_namespace") is None:  # the documented default: the view's own schema
             body["default_namespace"] = vid.namespace
         try:
@@ -174,7 +184,14 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
             for e in err.errors():
                 problems.append(at(("views", i, *e["loc"]), e["msg"]))
             continue
+        rev = vreview.parse(raw)
+        rev_problems = [at(("views", i, *path), message)
+                        for path, message in vreview.problems(rev, [c.name for c in spec.columns])]
+        if rev_problems:
+            problems.extend(rev_problems)
+            continue
         decl.views[vid] = spec
+        decl.review[vid] = rev
         decl.origin[vid] = f"{rel} (views[{i}])"
         decl.where[vid] = (rel, i)
         decl.texts[rel] = text

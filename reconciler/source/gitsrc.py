@@ -130,3 +130,17 @@ def actor(explicit: str | None, root: Path) -> str:
         return getpass.getuser()
     except Exception:  # noqa: BLE001
         return "unknown"
+
+
+def file_at(root: Path, ref: str, rel: str) -> str:
+    """The text of one file (path relative to root) at `ref`; raises OSError when absent."""
+    import git
+
+    repo = open_repo(root)
+    if repo is None:
+        raise OSError(f"{root} is not inside a git repository")
+    try:
+        blob = repo.commit(ref).tree / (repo_prefix(repo, root) + rel)
+    except (git.BadName, ValueError, git.GitCommandError, KeyError):
+        raise OSError(f"no such file at {ref}") from None
+    return bytes(blob.data_stream.read()).decode("utf-8", "replace")

@@ -123,7 +123,8 @@ class SparkWorker:
                     self._archive_tmp = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
                     jvm.append(f"-XX:ArchiveClassesAtExit={self._archive_tmp}")
         jvm += list(s.jvm_options)
-        conf = {**s.conf}
+        # Tests type timestamps with a local time zone in UTC (viewtests.values); a conf may say otherwise.
+        conf = {"spark.sql.session.timeZone": "UTC", **s.conf}
         conf.update({
             "spark.master": s.master,
             "spark.sql.catalogImplementation": "in-memory",

@@ -10,7 +10,8 @@ protocol fd. A job is
     {"stubs": [{"db", "name", "schema"}], "views": [{"key", "db", "name", "use", "sql",
      "columns": [names] | null, "deps": [keys]}]}
 and its answer {"results": [{"key", "status": "ok"|"error"|"not_checked", "schema",
-"error", "blocked_by"}]}. Every job starts from an empty catalog.
+"error", "blocked_by"}]}. Every job starts from an empty catalog. A view tests' job is {"op": "tests", "queries":
+[{"id", "sql"}]} (see Scratch.tests).
 """
 
 from __future__ import annotations
@@ -160,6 +161,26 @@ class Scratch:
         return {"key": key, "status": "ok", "schema": fields}
 
 
+    def tests(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run view tests' queries (reconciler.viewtests): each {"id", "sql"} answers
+        {"id", "schema", "rows"} or {"id", "error"}. The queries read only inline tables."""
+        from reconciler.viewtests.values import to_wire
+
+        answers = []
+        for item in request.get("queries", []):
+            try:
+                df = self.spark.sql(item["sql"])
+                rows = df.collect()
+                answers.append({"id": item["id"], "schema": [f.jsonValue() for f in df.schema.fields],
+                                "rows": [[to_wire(v) for v in r] for r in rows]})
+            except self.errors as exc:
+                answers.append({"id": item["id"], "error": _error(exc)})
+            except Exception as exc:  # noqa: BLE001 - a Py4J or conversion failure is that query's
+                answers.append({"id": item["id"], "error": {"class": type(exc).__name__,
+                                                             "message": str(exc).splitlines()[0][:2000]}})
+        return {"answers": answers}
+
+
 def main() -> None:
     # The protocol gets its own fd; anything else printing to stdout (the JVM, py4j) goes to stderr.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -181,7 +202,7 @@ def main() -> None:
         if request.get("op") == "stop":
             break
         try:
-            answer = scratch.job(request)
+            answer = scratch.tests(request) if request.get("op") == "tests" else scratch.job(request)
         except Exception as exc:  # noqa: BLE001 - the client turns this into one error line
             answer = {"fatal": f"{type(exc).__name__}: {exc}"[:2000]}
         proto.write(json.dumps(answer) + "\n")

@@ -11,7 +11,7 @@ from reconciler.source.config import schema_document
 from tests.helpers.paths import ROOT
 
 NAMES = ["access.schema.json", "config.schema.json", "plan.schema.json",
-         "sources-file.schema.json", "view-file.schema.json"]
+         "sources-file.schema.json", "tests.schema.json", "view-file.schema.json"]
 
 
 def test_the_schemas_are_one_copy_at_the_top_level() -> None:

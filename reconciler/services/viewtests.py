@@ -1,0 +1,148 @@
+"""`viewsync test` and the tests `validate` and `plan --spark` run: the use cases of view
+tests (reconciler.viewtests), which take the Workspace that package must not know about."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.core.errors import Problem, UserError, ViewsyncError
+from reconciler.core.model import Column, ViewId
+from reconciler.core.secrets import redact
+from reconciler.source.declarations import Declarations
+from reconciler.source.review import EMPTY, ViewTest
+from reconciler.verify import planning
+from reconciler.verify import sources as vsources
+from reconciler.viewtests import runner
+from reconciler.viewtests.build import Key, Universe
+from reconciler.viewtests.fixtures import FileReader
+from reconciler.viewtests.result import TestRun
+from reconciler.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class TestRequest:
+    select: str | None = None  # glob on catalog.schema.view, or on catalog.schema.view.test
+    ref: str | None = None  # the declarations at this git ref (None: the working tree)
+
+
+def selected(decl: Declarations, pattern: str | None = None,
+             views: Iterable[ViewId] | None = None) -> list[tuple[ViewId, ViewTest]]:
+    """The tests of the chosen views, in file order."""
+    wanted = None if views is None else set(views)
+    out = []
+    for vid in sorted(decl.views, key=lambda v: (decl.where[v][0], decl.where[v][1])):
+        if wanted is not None and vid not in wanted:
+            continue
+        for t in decl.review.get(vid, EMPTY).tests:
+            if pattern is None or fnmatch.fnmatchcase(str(vid), pattern) \
+                    or fnmatch.fnmatchcase(f"{vid}.{t.name}", pattern):
+                out.append((vid, t))
+    return out
+
+
+def _reader(root: Path, ref: str | None) -> FileReader:
+    if ref:
+        from reconciler.source import gitsrc
+
+        return lambda rel: gitsrc.file_at(root, ref, rel)
+    return lambda rel: (root / rel).read_text(encoding="utf-8")
+
+
+def universe(ws: Workspace, decl: Declarations, ref: str | None, offline: bool) -> Universe:
+    """What tests read: declarations, sources/ files and, unless offline, the catalogs' table
+    columns (metadata only; a catalog that cannot say leaves the table unknown)."""
+    sources = vsources.read(ws.root)
+    fetch = planning.table_schemas_from(ws.adapter)
+    asked: dict[Key, list[Column] | None] = {}
+
+    def columns(key: Key) -> list[Column] | None:
+        got = sources.get(*key)
+        if got is not None or offline:
+            return got
+        if key not in asked:
+            catalog = next((c for c in ws.config.catalogs if c.lower() == key[0]), None)
+            asked[key] = None
+            if catalog is not None:
+                try:
+                    found = fetch(catalog, [(key[1], key[2])])
+                except (ViewsyncError, OSError):
+                    found = {}
+                asked[key] = next(iter(found.values()), None)
+        return asked[key]
+
+    return Universe(decl.views, {v: decl.where[v][0] for v in decl.views}, frozenset(ws.config.catalogs),
+                    columns, _reader(ws.root, ref), offline)
+
+
+def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[Problem]:
+    """Offline (for `validate`): every test's problems that need no Spark — unknown inputs,
+    unknown columns, values that do not fit their column type, malformed CSV, unreadable files."""
+    u = universe(ws, decl, ref, offline=True)
+    out: list[Problem] = []
+    for p in runner.prepare_all(u, selected(decl)):
+        out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
+    return out
+
+
+def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]], ref: str | None) -> TestRun:
+    """Execute `tests` in the scratch Spark session (one JVM for all).
+
+    Args:
+        ws: the repository, opened.
+        decl: the declarations the tests belong to.
+        tests: the tests to run.
+        ref: the git ref the declarations were read at (fixture files are read there too).
+
+    Returns:
+        One result per test; a test's own problem (bad fixture, Spark error) is its result.
+
+    Raises:
+        SparkUnavailable: no PySpark or no Java.
+        UserError: the Spark worker failed as a whole.
+    """
+    from reconciler.verify import session
+
+    run_result = TestRun()
+    if not tests:
+        return run_result
+    worker = session.worker(planning.settings_of(ws.config))
+    u = universe(ws, decl, ref, offline=False)
+    try:
+        run_result = runner.run(u, tests, worker.run, decl)
+    except ViewsyncError as err:
+        raise UserError(redact(str(err))) from None
+    run_result.spark_start_seconds = worker.start_seconds
+    return run_result
+
+
+def test(ws: Workspace, request: TestRequest) -> TestRun:
+    """`viewsync test`: the selected tests, offline problems first (nothing runs if any).
+
+    Args:
+        ws: the repository, opened.
+        request: which tests, and the git ref of the declarations.
+
+    Returns:
+        The run (every selected test's result).
+
+    Raises:
+        ValidationFailed: a declaration or a test has a problem found without Spark.
+        UserError: no test matches `select`, or Spark failed as a whole.
+        SparkUnavailable: no PySpark or no Java.
+    """
+    from reconciler.core.errors import ValidationFailed
+    from reconciler.services.plan import declarations
+    from reconciler.verify import session
+
+    session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
+    decl = declarations(ws, request.ref)
+    found = problems(ws, decl, request.ref)
+    if found:
+        raise ValidationFailed(found)
+    tests = selected(decl, request.select)
+    if request.select and not tests:
+        raise UserError(f"no test matches {request.select!r}")
+    return run(ws, decl, tests, request.ref)

@@ -1,0 +1,220 @@
+"""One view test as one Spark query, and every problem the test has before Spark runs.
+
+The test's view is computed from its own Spark SQL. Each table it reads is one of the test's
+inputs (an inline table of the given rows, typed by the input's columns) or a declared view,
+computed from its own SQL in turn, so one test can feed raw tables and check a view several
+levels down. All of it is one `WITH` query: the inputs and the computed views are CTEs, and
+each view's SQL is kept as written except its table references, which point at the CTEs
+(`sales.orders` becomes `__vs_in_0 AS orders`). Nothing is created in any catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.core import coltypes
+from reconciler.core import sql as vsql
+from reconciler.core.model import Column, ViewId, ViewSpec
+from reconciler.source.review import Given, ViewTest
+from reconciler.viewtests import fixtures, values
+from reconciler.viewtests.fixtures import FileReader, Issue, Row
+
+DIALECT = "spark"
+Key = tuple[str, str, str]  # (catalog, schema, name), lower-cased
+# the columns of a table (sources/ files, else the catalog); None when unknown
+TableColumns = Callable[[Key], list[Column] | None]
+
+
+def _k(catalog: str, schema: str, name: str) -> Key:
+    return (catalog.lower(), schema.lower(), name.lower())
+
+
+def q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class Universe:
+    """What a test may read: the declarations, the configured catalogs, table columns, files."""
+
+    views: Mapping[ViewId, ViewSpec]
+    files: Mapping[ViewId, str]  # the view file of each declared view
+    catalogs: frozenset[str]
+    table_columns: TableColumns
+    reader: FileReader
+    offline: bool = False  # validate: an input whose columns are unknown is not typed (no error)
+    by_key: dict[Key, ViewId] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key.update({_k(v.catalog, v.schema, v.name): v for v in self.views})
+
+
+def resolve(parts: tuple[str, ...], vid: ViewId, spec: ViewSpec, catalogs: frozenset[str]) -> Key:
+    """The object a name in `vid`'s SQL means: relative to its default catalog and namespace."""
+    home = spec.default_catalog if spec.default_catalog and spec.default_catalog in catalogs else vid.catalog
+    namespace = ".".join(spec.default_namespace) if spec.default_namespace else vid.schema
+    if len(parts) == 1:
+        return _k(home, namespace, parts[0])
+    if len(parts) == 2:
+        return _k(home, parts[0], parts[1])
+    catalog = parts[0] if parts[0] in catalogs else vid.catalog
+    return _k(catalog, ".".join(parts[1:-1]), parts[-1])
+
+
+@dataclass
+class Prepared:
+    """A test ready for Spark (`sql`), or the issues that stop it (`issues` non-empty)."""
+
+    view: ViewId
+    test: ViewTest
+    sql: str = ""
+    columns: list[Column] | None = None  # the view's declared columns (None: Spark's output names them)
+    expected: list[Row] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+
+@dataclass
+class _Input:
+    given: Given
+    key: Key
+    shown: str
+    cte: str
+    columns: list[Column] | None = None
+
+
+def _split(name: str) -> tuple[str, ...]:
+    return tuple(p.strip("`") for p in name.split("."))
+
+
+def prepare(u: Universe, vid: ViewId, test: ViewTest) -> Prepared:
+    out = Prepared(vid, test)
+    spec = u.views[vid]
+    if spec.sql_for(DIALECT) is None:
+        out.issues.append(Issue(test.path("name"), f"{vid} has no Spark SQL (tests run the view's "
+                                                   f"`dialect: spark` representation)"))
+        return out
+    inputs: dict[Key, _Input] = {}
+    computed: dict[ViewId, str] = {}  # view -> its CTE
+    order: list[ViewId] = []  # computed views, each after the views it reads
+    rewritten: dict[ViewId, str] = {}
+    used: set[str] = set()
+
+    def given_for(key: Key, w: ViewId) -> Given | None:
+        hits = [g for g in test.given if resolve(_split(g.name), w, u.views[w], u.catalogs) == key]
+        if len(hits) > 1:
+            out.issues.append(Issue(test.path("given", hits[1].name),
+                                    f"{hits[0].name!r} and {hits[1].name!r} are the same input"))
+        return hits[0] if hits else None
+
+    def visit(w: ViewId, trail: tuple[ViewId, ...]) -> str:
+        if w in computed:
+            return computed[w]
+        wspec = u.views[w]
+        text = vsql.query_text(wspec.sql_for(DIALECT) or "")
+        refs = vsql.table_references(text, DIALECT)
+        if refs is None:
+            out.issues.append(Issue(test.path("name"), f"cannot read the Spark SQL of {w}"))
+            refs = []
+        targets: list[str] = []
+        for ref in refs:
+            key = resolve(ref.parts, w, wspec, u.catalogs)
+            shown = ".".join(ref.parts)
+            g = given_for(key, w)
+            if g is not None:
+                used.add(g.name)
+                if key not in inputs:
+                    inputs[key] = _Input(g, key, shown, f"__vs_in_{len(inputs)}")
+                targets.append(inputs[key].cte)
+                continue
+            dep = u.by_key.get(key)
+            if dep is not None and dep != w and dep not in trail and u.views[dep].sql_for(DIALECT) is not None:
+                targets.append(visit(dep, (*trail, w)))
+                continue
+            why = "a declared view without Spark SQL" if dep is not None else "not a declared view"
+            out.issues.append(Issue(test.path("given") if test.given else test.path("name"),
+                                    f"input {shown} (read by {w.name}) is not given and is {why}: "
+                                    f"add its rows under given"))
+            targets.append(q(ref.parts[-1]))
+        pieces, last = [], 0
+        for ref, target in zip(refs, targets, strict=True):
+            pieces.append(text[last:ref.start])
+            pieces.append(target if ref.aliased else f"{target} AS {q(ref.parts[-1])}")
+            last = ref.end + 1
+        pieces.append(text[last:])
+        rewritten[w] = "".join(pieces)
+        computed[w] = f"__vs_v_{len(computed)}"
+        order.append(w)
+        return computed[w]
+
+    visit(vid, ())
+    for g in test.given:
+        if g.name not in used:
+            out.issues.append(Issue(test.path("given", g.name),
+                                    f"unknown input {g.name!r}: neither {vid.name} nor a view it reads reads it"))
+    ctes: list[str] = []
+    for inp in inputs.values():
+        ctes.append(f"{inp.cte} AS ({_inline_table(u, vid, test, inp, out)})")
+    for w in order:
+        cols = list(u.views[w].columns)
+        names = "(" + ", ".join(q(c.name) for c in cols) + ")" if cols else ""
+        ctes.append(f"{computed[w]}{names} AS (\n{rewritten[w]}\n)")
+    out.columns = list(spec.columns) or None
+    out.sql = "WITH " + ",\n".join(ctes) + f"\nSELECT * FROM {computed[vid]}"
+    if test.expect.rows is not None:
+        out.expected = [Row(dict(r), test.path("expect", "rows", i)) for i, r in enumerate(test.expect.rows)]
+        if out.columns is not None:
+            typed(out.expected, out.columns, out.issues)
+    return out
+
+
+def _columns_of(u: Universe, inp: _Input) -> list[Column] | None:
+    dep = u.by_key.get(inp.key)
+    if dep is not None:
+        return list(u.views[dep].columns) or None
+    return u.table_columns(inp.key)
+
+
+def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Prepared) -> str:
+    path = test.path("given", inp.given.name)
+    rows, issues = fixtures.read(inp.given, path, u.files[vid], u.reader)
+    out.issues.extend(issues)
+    cols = _columns_of(u, inp)
+    if cols is None:
+        if not u.offline:
+            catalog, schema, name = inp.key
+            out.issues.append(Issue(path, f"the columns of {inp.shown} are unknown: list the table in "
+                                          f"sources/{catalog}/{schema}.yaml (viewsync import --sources writes it)"))
+        return "SELECT 1"
+    typed_rows = typed(rows, cols, out.issues)
+    types = [coltypes.parse(c.type) for c in cols]
+    names = ", ".join(q(c.name) for c in cols)
+    if not typed_rows:
+        nulls = ", ".join(f"{values.literal(None, t)} AS {q(c.name)}" for c, t in zip(cols, types, strict=True))
+        return f"SELECT {nulls} WHERE FALSE"
+    body = ",\n  ".join("(" + ", ".join(values.literal(v, t) for v, t in zip(r, types, strict=True)) + ")"
+                        for r in typed_rows)
+    return f"SELECT * FROM VALUES\n  {body}\n  AS t({names})"
+
+
+def typed(rows: list[Row], cols: list[Column], issues: list[Issue]) -> list[list[Any]]:
+    """Each row's values in column order, typed; a column a row omits is NULL. Unknown
+    columns and values that do not fit their type become issues."""
+    by_name = {c.name.lower(): i for i, c in enumerate(cols)}
+    types = [coltypes.parse(c.type) for c in cols]
+    shown = ", ".join(c.name for c in cols)
+    out: list[list[Any]] = []
+    for row in rows:
+        vals: list[Any] = [None] * len(cols)
+        for name, value in row.values.items():
+            i = by_name.get(str(name).lower())
+            if i is None:
+                issues.append(row.issue(str(name), f"unknown column {name!r} (columns: {shown})"))
+                continue
+            try:
+                vals[i] = values.coerce(value, types[i])
+            except ValueError as err:
+                issues.append(row.issue(str(name), f"{cols[i].name}: {err}"))
+        out.append(vals)
+    return out

@@ -1,0 +1,148 @@
+"""Executing view tests in the verifier's scratch Spark session.
+
+One JVM serves the whole run. The tests of one view share one Spark job (their queries
+joined by UNION ALL, each row tagged with its test); a test that asks for ordered rows runs
+alone, and when a shared job fails (a runtime error in one test, e.g. a cast under ANSI
+mode) its tests run again one by one, so the error is that test's and the others still run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.core import coltypes
+from reconciler.core.coltypes import Prim, Type
+from reconciler.core.errors import Problem
+from reconciler.core.model import Column, ViewId
+from reconciler.source import yamlsrc
+from reconciler.source.declarations import Declarations
+from reconciler.source.review import ViewTest
+from reconciler.viewtests import build, compare, values
+from reconciler.viewtests.build import Prepared, Universe
+from reconciler.viewtests.fixtures import Issue
+from reconciler.viewtests.result import Status, TestResult, TestRun
+
+TAG = "__vs_test"
+BATCH_QUERIES = 64  # queries per message to the worker
+RunJob = Callable[[dict[str, Any]], dict[str, Any]]  # the Spark worker
+
+
+def problem(decl: Declarations, view: ViewId, issue: Issue) -> Problem:
+    """An issue placed in its file: file:line:col and the field path from the file's root."""
+    if issue.file is not None:
+        return Problem(issue.file, issue.line, 1, "", issue.message)
+    file, line, col = decl.locate(view, issue.path)
+    field = yamlsrc.path_text(("views", decl.where[view][1], *issue.path))
+    if issue.line_offset:  # a line inside an inline CSV block
+        return Problem(file, line + issue.line_offset, 1, field, issue.message)
+    return Problem(file, line, col, field, issue.message)
+
+
+def prepare_all(u: Universe, tests: list[tuple[ViewId, ViewTest]]) -> list[Prepared]:
+    return [build.prepare(u, vid, t) for vid, t in tests]
+
+
+@dataclass
+class _Query:
+    id: str
+    sql: str
+    members: list[Prepared]  # one, or the tests of a view sharing a job
+
+
+def _batched(prepared: list[Prepared]) -> list[_Query]:
+    groups: dict[ViewId, list[Prepared]] = {}
+    queries: list[_Query] = []
+    for p in prepared:
+        if p.test.expect.ordered:
+            queries.append(_Query(f"q{len(queries)}", p.sql, [p]))
+        else:
+            groups.setdefault(p.view, []).append(p)
+    for members in groups.values():
+        if len(members) == 1:
+            queries.append(_Query(f"q{len(queries)}", members[0].sql, members))
+            continue
+        union = "\nUNION ALL\n".join(f"SELECT {i} AS {TAG}, * FROM (\n{m.sql}\n)" for i, m in enumerate(members))
+        queries.append(_Query(f"q{len(queries)}", union, members))
+    return queries
+
+
+def _execute(run_job: RunJob, queries: list[_Query]) -> dict[str, dict[str, Any]]:
+    answers: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(queries), BATCH_QUERIES):
+        chunk = queries[i:i + BATCH_QUERIES]
+        got = run_job({"op": "tests", "queries": [{"id": q.id, "sql": q.sql} for q in chunk]})
+        for a in got.get("answers", []):
+            answers[a["id"]] = a
+    return answers
+
+
+def _type_of(f: dict[str, Any]) -> Type:
+    meta = f.get("metadata") or {}
+    try:
+        return coltypes.from_spark(meta.get("__CHAR_VARCHAR_TYPE_STRING") or f["type"])
+    except (coltypes.ColumnTypeError, KeyError, TypeError, AttributeError):
+        return Prim("string")  # a type fixtures cannot hold (interval...): compared as text
+
+
+def run(u: Universe, tests: list[tuple[ViewId, ViewTest]], run_job: RunJob, decl: Declarations) -> TestRun:
+    """Every test, prepared, executed and compared. Never raises for a test's own problem."""
+    started = time.monotonic()
+    prepared = prepare_all(u, tests)
+    results: dict[int, TestResult] = {}
+    runnable = []
+    for p in prepared:
+        if p.issues:
+            results[id(p)] = _result(p, decl, Status.ERROR, error=str(problem(decl, p.view, p.issues[0])))
+        else:
+            runnable.append(p)
+    queries = _batched(runnable)
+    answers = _execute(run_job, queries)
+    retry = [_Query(f"r{i}", m.sql, [m]) for i, m in enumerate(
+        m for q in queries if len(q.members) > 1 and "error" in answers.get(q.id, {"error": 1}) for m in q.members)]
+    answers.update(_execute(run_job, retry) if retry else {})
+    per_query = len(queries) + len(retry)
+    spent = (time.monotonic() - started) / max(per_query, 1)
+    for q in [*queries, *retry]:
+        a = answers.get(q.id)
+        if a is None or (len(q.members) > 1 and "error" in a):
+            continue  # answered one by one in `retry`
+        for i, p in enumerate(q.members):
+            results[id(p)] = _judge(p, a, i if len(q.members) > 1 else None, decl, spent / len(q.members))
+    return TestRun([results[id(p)] for p in prepared if id(p) in results], time.monotonic() - started)
+
+
+def _result(p: Prepared, decl: Declarations, status: Status, **kw: Any) -> TestResult:
+    file, line, _ = decl.locate(p.view, p.test.path("name"))
+    return TestResult(p.view, p.test.name, file, line, status, p.test.description, index=p.test.index, **kw)
+
+
+def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarations, seconds: float) -> TestResult:
+    if "error" in answer:
+        e = answer["error"]
+        file, line, _ = decl.locate(p.view, p.test.path("name"))
+        return _result(p, decl, Status.ERROR, seconds=seconds,
+                       error=f"{file}:{line}: Spark: [{e.get('class')}] {str(e.get('message', '')).splitlines()[0]}")
+    fields = answer["schema"]
+    rows = answer["rows"]
+    if tag is not None:
+        fields = fields[1:]
+        rows = [r[1:] for r in rows if r[0] == tag]
+    names = [f["name"] for f in fields]
+    types = [_type_of(f) for f in fields]
+    actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]
+    expected = None
+    if p.test.expect.count is None:
+        issues: list[Issue] = []
+        cols = [Column(name=n, type=coltypes.render(t)) for n, t in zip(names, types, strict=True)]
+        expected = build.typed(p.expected, cols, issues)
+        unknown = [c for c in (p.test.expect.columns or ()) if c.lower() not in {n.lower() for n in names}]
+        if unknown:
+            issues.append(Issue(p.test.path("expect", "columns"),
+                                f"unknown column {unknown[0]!r} (the view's columns: {', '.join(names)})"))
+        if issues:
+            return _result(p, decl, Status.ERROR, seconds=seconds, error=str(problem(decl, p.view, issues[0])))
+    diff = compare.compare(p.test.expect, names, types, actual, expected)
+    return _result(p, decl, Status.PASSED if diff.passed else Status.FAILED, difference=diff, seconds=seconds)
