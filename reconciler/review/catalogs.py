@@ -82,10 +82,10 @@ class Reader:
                 options["sessionInitStatement"] = (f"SET search_path TO {_pg_ident(ns)}, public; "
                                                    + options.get("sessionInitStatement", READ_ONLY["postgresql"]))
             return {"kind": "jdbc", "url": _with_database(self.jdbc, ns), "query": sql.strip().rstrip(";"),
-                    "options": options}, note
+                    "options": options, "columns": [c.name for c in spec.columns]}, note
         sql, note = _sql_in(spec, vid, "spark")
         use = [self.spark_name or "spark_catalog", *(spec.default_namespace or [vid.schema])]
-        return {"kind": "sql", "sql": sql, "use": use}, note
+        return {"kind": "sql", "sql": sql, "use": use, "columns": [c.name for c in spec.columns]}, note
 
     def table_sql(self, schema: str, table: str) -> str:
         """Spark SQL naming a table of this catalog. Raises NotReadable."""

@@ -14,7 +14,8 @@ that is not a query cannot parse; JDBC sessions start with a read-only transacti
 Protocol: one JSON object per line on stdin, one answer per line on the protocol fd; while a
 job runs, progress lines {"progress": {...}} may come before its answer. Requests:
     {"op": "register", "name", "source": {"kind": "sql", "sql", "use": [part, ...]} |
-                                         {"kind": "jdbc", "url", "query", "options": {...}}}
+                                         {"kind": "jdbc", "url", "query", "options": {...}}
+                                         (either with "columns": [names] to rename the result)}
         -> {"schema": [{"name", "type", "numeric"}]} | {"error": {"class", "message"}}
     {"op": "query", "sql", "limit"} -> {"columns": [...], "rows": [[...]]} | {"error": ...}
     {"op": "drop", "names": [...]} -> {"dropped": n}
@@ -152,6 +153,9 @@ class Live:
                 self._use(source.get("use") or [])
                 sql = source["sql"].strip().rstrip(";")
                 df = self.spark.sql(f"SELECT * FROM (\n{sql}\n) AS `__vs_q`")
+            names = source.get("columns")
+            if names and len(names) == len(df.columns):  # the view's declared names, as the view shows them
+                df = df.toDF(*names)
             df.createOrReplaceTempView(name)
             return {"schema": _schema(df)}
         except self.errors as exc:
