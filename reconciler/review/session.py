@@ -126,6 +126,10 @@ class LiveSpark:
         cols = answer["columns"]
         return [dict(zip(cols, row, strict=True)) for row in answer["rows"]]
 
+    def fresh(self) -> None:
+        """Start a review on current data: nothing an earlier review cached is reused."""
+        self.call({"op": "fresh"})
+
     def drop(self, names: list[str]) -> None:
         if names:
             self.call({"op": "drop", "names": names})

@@ -19,6 +19,7 @@ job runs, progress lines {"progress": {...}} may come before its answer. Request
         -> {"schema": [{"name", "type", "numeric"}]} | {"error": {"class", "message"}}
     {"op": "query", "sql", "limit"} -> {"columns": [...], "rows": [[...]]} | {"error": ...}
     {"op": "drop", "names": [...]} -> {"dropped": n}
+    {"op": "fresh"} -> {"fresh": true}   (forget cached relations and file listings)
     {"op": "stop"}
 """
 
@@ -58,7 +59,10 @@ def _error(exc: BaseException) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - older PySpark
         condition = None
     text = str(exc).strip()
-    message = text.split("\n== SQL")[0].split("\nJVM stacktrace")[0].strip()
+    message = text.split("\n== SQL")[0].split("\nJVM stacktrace")[0].split("\n\tat ")[0].strip()
+    if message.startswith("An error occurred while calling") and "\n: " in message:  # py4j's wrapper
+        message = message.split("\n: ", 1)[1]
+        message = message.split(": ", 1)[1] if message.startswith("org.apache.spark.SparkException") else message
     return {"class": condition or type(exc).__name__, "message": message[:1500]}
 
 
@@ -170,6 +174,12 @@ class Live:
         except self.errors as exc:
             return {"error": _error(exc)}
 
+    def fresh(self) -> dict[str, Any]:
+        """Forget what earlier reviews cached (table relations, file listings): live data moves."""
+        self.spark.catalog.clearCache()
+        self.spark._jsparkSession.sessionState().catalog().invalidateAllCachedTables()
+        return {"fresh": True}
+
     def drop(self, names: list[str]) -> dict[str, Any]:
         for n in names:
             self.spark.catalog.dropTempView(n)
@@ -207,6 +217,8 @@ def main() -> None:
                 answer = live.register(req["name"], req["source"])
             elif op == "query":
                 answer = live.query(req["sql"], int(req.get("limit", 1000)))
+            elif op == "fresh":
+                answer = live.fresh()
             elif op == "drop":
                 answer = live.drop(req["names"])
             else:

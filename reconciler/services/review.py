@@ -65,7 +65,9 @@ def _spark(ws: Workspace, readers: Mapping[str, Reader]) -> LiveSpark:
 
     work = session.work_dir()
     conf = catalogs.session_conf(ws.config, dict(readers), work)
-    return session.PROCESS.get(conf, ws.config.spark.live.python)
+    spark = session.PROCESS.get(conf, ws.config.spark.live.python)
+    spark.fresh()
+    return spark
 
 
 def _spark_info(ws: Workspace, spark: LiveSpark | None) -> dict[str, Any]:
