@@ -522,6 +522,7 @@ def diff_(
         done()
     from reconciler.review import render as review_render
 
+    review_service.announce(ws, report)
     text = {OutputFormat.JSON: review_render.as_json, OutputFormat.MARKDOWN: review_render.diff_markdown}.get(
         fmt, review_render.diff_text)(report)
     if out_file:
@@ -551,6 +552,7 @@ def check_(
         done()
     from reconciler.review import render as review_render
 
+    review_service.announce(ws, report)
     text = {TestFormat.JSON: review_render.as_json, TestFormat.MARKDOWN: review_render.checks_markdown,
             TestFormat.JUNIT: review_render.checks_junit}.get(fmt, review_render.checks_text)(report)
     if out_file:

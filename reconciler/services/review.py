@@ -298,3 +298,42 @@ def _locator(decl: Declarations, vid: ViewId) -> Callable[[Any], str | None]:
             return None
         return f"{p.file}:{p.line}:{p.column}"
     return locate
+
+
+def announce(ws: Workspace, report: DiffReport | CheckReport) -> int:
+    """Put the report's events (`view.diffed` / `checks.finished`) in the outbox and deliver
+    them once, when the config has event sinks; a sink that is down keeps them pending for
+    `viewsync events deliver`.
+
+    Args:
+        ws: the repository, opened.
+        report: a diff or check report.
+
+    Returns:
+        How many events were enqueued (0 without sinks).
+
+    Raises:
+        ViewsyncError: the state store cannot be opened.
+    """
+    if not ws.config.events:
+        return 0
+    import uuid
+
+    from reconciler.events import commands as event_cmds
+    from reconciler.review import events as review_events
+    from reconciler.review.model import DiffReport
+    from reconciler.source import gitsrc
+
+    git = gitsrc.info(ws.root, None).to_json() or {}
+    items = (review_events.diff_events(report, git) if isinstance(report, DiffReport)
+             else review_events.check_events(report, git))
+    if not items:
+        return 0
+    engine = ws.state().engine
+    emitter = event_cmds.open_emitter(ws, engine)
+    run_id = str(uuid.uuid4())
+    events = [emitter.event(run_id, seq, kind, subject, data) for seq, (kind, subject, data) in enumerate(items)]
+    with engine.begin() as conn:
+        emitter.enqueue_new(conn, events)
+    emitter.flush()
+    return len(events)
