@@ -202,9 +202,11 @@ def test_views(
     from reconciler.viewtests import render
 
     ws = _open(ctx)
-    run = viewtests.test(ws, viewtests.TestRequest(select, ref))
-    text = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose), TestFormat.MARKDOWN: lambda: render.markdown(run),
-            TestFormat.JSON: lambda: render.as_json(run), TestFormat.JUNIT: lambda: render.junit(run)}[fmt]()
+    run = viewtests.test(ws, viewtests.TestRequest(select, ref), _session(ctx).err)
+    renderers = {TestFormat.TEXT: lambda: render.text(run, _g(ctx).verbose),
+                 TestFormat.MARKDOWN: lambda: render.markdown(run), TestFormat.JSON: lambda: render.as_json(run),
+                 TestFormat.JUNIT: lambda: render.junit(run)}
+    text = renderers[fmt]()
     if out_file:
         out_file.write_text(text, encoding="utf-8")
         out(ctx, render.summary(run) + "\n")

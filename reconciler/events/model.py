@@ -1,7 +1,7 @@
 """Events as CloudEvents 1.0 JSON (structured mode). Pure: building and
 filtering events, no I/O.
 
-Types: `run.started`, `run.finished`; per action a pre-event
+Types: `run.started`, `run.finished`, `tests.finished` (a run of view tests); per action a pre-event
 `view.<action>.pre` before the catalog is touched and a post-event after it
 (`view.created`, `view.updated`, `view.dropped`, `view.adopted`, or
 `view.apply_failed`). Every event id is derived from the run, the action's
@@ -24,8 +24,9 @@ POST_TYPES = {"create": "view.created", "update": "view.updated", "drop": "view.
 FAILED = "view.apply_failed"
 RUN_STARTED = "run.started"
 RUN_FINISHED = "run.finished"
+TESTS_FINISHED = "tests.finished"  # a run of view tests (viewsync test), with per-view results
 ALL_TYPES = ([f"view.{a}.pre" for a in POST_TYPES] + list(POST_TYPES.values())
-             + [FAILED, RUN_STARTED, RUN_FINISHED])
+             + [FAILED, RUN_STARTED, RUN_FINISHED, TESTS_FINISHED])
 _NAMESPACE = uuid.UUID("8a6bb0c6-3c1e-4d55-9a57-6a0f2c4e7d10")  # viewsync's event-id namespace
 
 

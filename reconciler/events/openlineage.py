@@ -72,6 +72,8 @@ def run_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_names
     )
 
     kind = str(event["type"])
+    if kind == "tests.finished":
+        return _tests_event(event, namespaces, job_namespace)
     if kind == "checks.finished":
         return checks_event(event, namespaces, job_namespace)
     if not kind.startswith("view.") or kind.endswith(".pre") or kind == "view.diffed":
@@ -176,3 +178,30 @@ def _check_column(check: Mapping[str, Any]) -> str | None:
     if isinstance(args, dict) and args.get("column"):
         return str(args["column"])
     return None
+
+def _tests_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_namespace: str) -> Any:
+    """A run of view tests: each tested view an input dataset whose `dataQualityAssertions`
+    facet holds one assertion per test (its name, and whether it passed)."""
+    from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
+    from openlineage.client.facet_v2 import data_quality_assertions_dataset as dq
+    from openlineage.client.facet_v2 import job_type_job
+
+    inputs = []
+    for v in event["data"].get("views", []):
+        view = v["view"]
+        assertions = [dq.Assertion(assertion=t["name"], success=t["status"] == "passed",
+                                   description=t.get("message") or None) for t in v.get("tests", [])]
+        inputs.append(InputDataset(
+            namespace=namespaces.get(view["catalog"], f"viewsync://{view['catalog']}"),
+            name=f"{view['schema']}.{view['name']}",
+            inputFacets={"dataQualityAssertions": dq.DataQualityAssertionsDatasetFacet(assertions=assertions,
+                                                                                       producer=PRODUCER)}))
+    ok = event["data"].get("summary", {}).get("tests", 0) == event["data"].get("summary", {}).get("passed", 0)
+    return RunEvent(
+        eventType=RunState.COMPLETE if ok else RunState.FAIL,
+        eventTime=str(event["time"]),
+        run=Run(runId=str(event["id"])),
+        job=Job(namespace=job_namespace, name="viewsync.tests", facets={
+            "jobType": job_type_job.JobTypeJobFacet(processingType="BATCH", integration="VIEWSYNC", jobType="TEST",
+                                                    producer=PRODUCER)}),
+        inputs=inputs, outputs=[], producer=PRODUCER)

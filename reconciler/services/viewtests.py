@@ -4,9 +4,10 @@ tests (reconciler.viewtests), which take the Workspace that package must not kno
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reconciler.core.errors import Problem, UserError, ViewsyncError
 from reconciler.core.model import Column, ViewId
@@ -118,12 +119,13 @@ def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]],
     return run_result
 
 
-def test(ws: Workspace, request: TestRequest) -> TestRun:
+def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lambda _: None) -> TestRun:
     """`viewsync test`: the selected tests, offline problems first (nothing runs if any).
 
     Args:
         ws: the repository, opened.
         request: which tests, and the git ref of the declarations.
+        warn: warning lines (event deliveries left pending).
 
     Returns:
         The run (every selected test's result).
@@ -145,4 +147,37 @@ def test(ws: Workspace, request: TestRequest) -> TestRun:
     tests = selected(decl, request.select)
     if request.select and not tests:
         raise UserError(f"no test matches {request.select!r}")
-    return run(ws, decl, tests, request.ref)
+    result = run(ws, decl, tests, request.ref)
+    if ws.config.events and result.results:
+        announce(ws, result, request.ref, warn)
+    return result
+
+
+def tests_event_data(run_result: TestRun, git: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `tests.finished` event's data: the summary, and each view's tests with their outcome."""
+    views = []
+    for vid, results in run_result.by_view().items():
+        views.append({"view": vid.to_json(), "passed": sum(r.status == "passed" for r in results),
+                      "failed": sum(r.status == "failed" for r in results),
+                      "error": sum(r.status == "error" for r in results),
+                      "tests": [{"name": r.name, "status": str(r.status), "message": r.message,
+                                 "location": {"file": r.file, "line": r.line}} for r in results]})
+    return {"summary": run_result.counts(), "seconds": round(run_result.seconds, 3), "git": git, "views": views}
+
+
+def announce(ws: Workspace, run_result: TestRun, ref: str | None, warn: Callable[[str], None]) -> None:
+    """A `tests.finished` event through the outbox (the state store), then delivered like an
+    apply's: at least once; what a sink does not take now waits for `viewsync events deliver`."""
+    import uuid
+
+    from reconciler.events import model
+    from reconciler.events.commands import open_emitter
+    from reconciler.source import gitsrc
+
+    emitter = open_emitter(ws, ws.state().engine, log=warn)
+    git = gitsrc.info(ws.root, ref).to_json()
+    run_id = str(uuid.uuid4())
+    emitter.emit(emitter.event(run_id, 0, model.TESTS_FINISHED, "tests", tests_event_data(run_result, git)))
+    report = emitter.drain(rounds=1)
+    if report.pending:
+        warn(f"Warning: {report.pending} event deliveries pending; `viewsync events deliver` retries them")

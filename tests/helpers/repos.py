@@ -23,3 +23,9 @@ def write_repo(root: Path, config: str | Mapping[str, Any], files: Mapping[str, 
 def view_yaml(name: str, sql: str) -> str:
     """One entry of a view file's `views:` list, Spark SQL only, as YAML text."""
     return f"  - name: {name}\n    representations:\n      - dialect: spark\n        sql: {sql}\n"
+
+
+def managed_config(tmp: Path) -> dict[str, Any]:
+    """viewsync.yaml of a repository with one managed catalog `local`, its stores under `tmp`."""
+    return {"version": 1, "project": "t", "state": f"sqlite:///{tmp}/s.db",
+            "catalogs": {"local": {"type": "managed", "url": f"sqlite:///{tmp}/c.db"}}}

@@ -1,0 +1,209 @@
+"""View tests checked without Spark: `validate` finds a bad test before any JVM starts, each
+problem one located line; fixture values are typed exactly; comparison is a multiset."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from reconciler.core import coltypes
+from reconciler.source.review import Expect
+from reconciler.viewtests import compare, values
+from tests.helpers.cli import run_cli
+from tests.helpers.repos import managed_config, write_repo
+
+SOURCES = """catalog: local
+schema: sales
+tables:
+  - name: orders
+    columns:
+      - {name: order_id, type: bigint}
+      - {name: amount, type: "decimal(18,2)"}
+      - {name: status, type: string}
+      - {name: ordered_at, type: timestamp}
+"""
+HEAD = """catalog: local
+schema: sales
+views:
+  - name: completed
+    columns:
+      - {name: order_id, type: bigint}
+      - {name: amount, type: "decimal(18,2)"}
+    representations:
+      - dialect: spark
+        sql: SELECT order_id, amount FROM orders WHERE status = 'completed'
+  - name: total
+    representations:
+      - dialect: spark
+        sql: SELECT SUM(amount) AS total FROM completed
+    tests:
+"""
+
+
+def repo_with(tmp_path: Path, tests: str) -> Path:
+    return write_repo(tmp_path / "repo", managed_config(tmp_path), {
+        "sources/local/sales.yaml": SOURCES, "views/local/sales.yaml": HEAD + tests})
+
+
+GOOD = """      - name: sums
+        given:
+          orders:
+            rows:
+              - {order_id: 1, amount: 2.50, status: completed}
+        expect: {rows: [{total: 2.50}]}
+"""
+
+
+def test_a_good_test_validates(tmp_path: Path) -> None:
+    res = run_cli(repo_with(tmp_path, GOOD), "validate")
+    assert res.code == 0, res.text
+
+
+@pytest.mark.parametrize(("tests", "where", "message"), [
+    # a value that does not fit its column type, at the value
+    (GOOD.replace("amount: 2.50", "amount: 2.505"), "views/local/sales.yaml:20:39",
+     "given.orders.rows[0].amount: amount: 2.505 cannot be read as decimal(18,2): more than 2 decimal places"),
+    (GOOD.replace("order_id: 1,", "order_id: one,"), "views/local/sales.yaml:20:",
+     "order_id: 'one' cannot be read as bigint"),
+    (GOOD.replace("status: completed}", "status: completed, ordered_at: \"2026-02-30 10:00\"}"),
+     "views/local/sales.yaml:20:76", "no such time"),
+    # a column the input does not have
+    (GOOD.replace("status: completed}", "state: completed}"), "views/local/sales.yaml:20:52",
+     "unknown column 'state' (columns: order_id, amount, status, ordered_at)"),
+    # an input nothing reads, and one the view reads that is not given
+    (GOOD.replace("          orders:", "          sales.refunds:\n            rows: []\n          orders:"),
+     "views/local/sales.yaml:19:13", "unknown input 'sales.refunds': neither total nor a view it reads reads it"),
+    (GOOD.replace("          orders:", "          completed_x:"), "views/local/sales.yaml:18:11",
+     "input orders (read by completed) is not given and is not a declared view: add its rows under given"),
+    # malformed CSV: a row with too many fields, at its line inside the block
+    ("""      - name: csv
+        given:
+          orders:
+            csv: |
+              order_id,amount,status
+              1,2.50,completed
+              2,1.00,completed,extra
+        expect: {count: 1}
+""", "views/local/sales.yaml:22:1", "malformed CSV: 4 field(s), the header has 3"),
+    # two tests with one name
+    (GOOD + GOOD, "views/local/sales.yaml:22:15", "duplicate test name 'sums' (also tests[0])"),
+    # an expected column the view does not declare (completed declares its columns)
+    (GOOD.replace("expect: {rows: [{total: 2.50}]}", "expect: {rows: [{total: 2.50}], columns: [totl]}"),
+     "", ""),
+    # a fixture file outside the repository
+    (GOOD.replace("            rows:\n              - {order_id: 1, amount: 2.50, status: completed}",
+                  "            file: ../../../etc/passwd.csv"), "views/local/sales.yaml:19:",
+     "'../../../etc/passwd.csv' is outside the repository"),
+])
+def test_a_bad_test_is_one_located_error_before_spark(tmp_path: Path, tests: str, where: str, message: str) -> None:
+    repo = repo_with(tmp_path, tests)
+    res = run_cli(repo, "validate")
+    if not message:  # `total` has no declared columns: expect.columns is checked by `viewsync test`
+        assert res.code == 0, res.text
+        return
+    assert res.code == 1, res.text
+    problems = [ln.strip() for ln in res.err.splitlines() if ln.startswith("  views/")]
+    mine = [p for p in problems if p.startswith(where) and message in p]
+    assert len(mine) == 1, problems
+    assert len(problems) == 1 or "completed_x" in tests, problems  # that one also names the unused input
+    assert "Traceback" not in res.text
+    assert not (tmp_path / "s.db").exists()  # validate writes nothing
+
+
+def test_fixture_files_are_read_beside_the_view_file(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, GOOD.replace(
+        "            rows:\n              - {order_id: 1, amount: 2.50, status: completed}",
+        "            file: fixtures/orders.jsonl"))
+    (repo / "views" / "local" / "fixtures").mkdir()
+    (repo / "views" / "local" / "fixtures" / "orders.jsonl").write_text(
+        '{"order_id": 1, "amount": 2.5, "status": "completed"}\n{"order_id": 2, "amount": "x"}\n')
+    res = run_cli(repo, "validate")
+    assert res.code == 1
+    assert "views/local/fixtures/orders.jsonl:2:1: amount: 'x' cannot be read as decimal(18,2)" in res.err, res.err
+
+
+def test_tests_do_not_change_the_spec_digest(tmp_path: Path) -> None:
+    """A test or a check is not catalog state: adding one plans as no change."""
+    repo = repo_with(tmp_path, GOOD)
+    plain = repo_with(tmp_path / "b", "").joinpath("views/local/sales.yaml")
+    plain.write_text(plain.read_text().replace("    tests:\n", ""))
+    from reconciler.services.plan import declarations
+    from reconciler.workspace import Workspace
+
+    with_tests = declarations(Workspace.open(repo), None)
+    without = declarations(Workspace.open(plain.parents[2]), None)
+    assert with_tests.digest() == without.digest()
+    assert sum(len(r.tests) for r in with_tests.review.values()) == 1
+
+
+# ------------------------------------------------------------------ values and comparison
+@pytest.mark.parametrize(("value", "type_", "canonical"), [
+    (10.0, "decimal(18,2)", Decimal("10.00")),
+    ("12.5", "decimal(5,2)", Decimal("12.50")),
+    ("2026-01-01 10:00:00", "timestamp", dt.datetime(2026, 1, 1, 10)),
+    ("2026-01-01T10:00:00+02:00", "timestamp_ltz", dt.datetime(2026, 1, 1, 8)),
+    ("2026-01-01", "date", dt.date(2026, 1, 1)),
+    ("true", "boolean", True),
+    ([1, 2], "array<int>", (1, 2)),
+    ('{"b": 2, "a": 1}', "map<string,int>", (("a", 1), ("b", 2))),
+    ({"zip": "1"}, "struct<city:string,zip:varchar(10)>", (None, "1")),
+    ("NaN", "double", math.nan),
+])
+def test_values_are_typed_by_their_column(value: object, type_: str, canonical: object) -> None:
+    got = values.coerce(value, coltypes.parse(type_))
+    if isinstance(canonical, float) and math.isnan(canonical):
+        assert isinstance(got, float) and math.isnan(got)
+    else:
+        assert got == canonical
+
+
+@pytest.mark.parametrize(("value", "type_"), [
+    (128, "tinyint"), (1.5, "int"), (True, "bigint"), ("12345.6", "decimal(5,2)"), ("abc", "date"),
+    ("x" * 11, "varchar(10)"), ({"nope": 1}, "struct<a:int>"), ("2026-01-01 10:00:00+01:00", "timestamp"),
+])
+def test_values_that_do_not_fit_are_refused(value: object, type_: str) -> None:
+    with pytest.raises(ValueError, match="cannot be read as"):
+        values.coerce(value, coltypes.parse(type_))
+
+
+def test_strings_reach_spark_as_bytes_nothing_can_break_out_of() -> None:
+    lit = values.literal("it's'; DROP TABLE x; --", coltypes.parse("string"))
+    assert "'" not in lit.replace("X'", "").replace("' AS", "")
+
+
+def _rows(*rows: tuple[object, ...]) -> list[list[object]]:
+    return [list(r) for r in rows]
+
+
+def test_rows_compare_as_a_multiset_and_report_both_sides() -> None:
+    types = [coltypes.parse("int"), coltypes.parse("string")]
+    want = _rows((1, "a"), (1, "a"), (2, "b"))
+    got = _rows((2, "b"), (1, "a"), (3, "c"))
+    d = compare.compare(Expect(rows=()), ["id", "s"], types, got, want)
+    assert not d.passed
+    assert d.missing == [["1", "a"]] and d.unexpected == [["3", "c"]]
+    assert d.message == "1 expected row(s) missing, 1 unexpected row(s)"
+    assert compare.compare(Expect(rows=()), ["id", "s"], types, list(reversed(want)), want).passed
+
+
+def test_ordered_rows_and_tolerance_and_column_subsets() -> None:
+    types = [coltypes.parse("int"), coltypes.parse("double")]
+    want = _rows((1, 0.3), (2, 0.5))
+    got = _rows((2, 0.5), (1, 0.1 + 0.2))
+    assert not compare.compare(Expect(rows=()), ["id", "x"], types, got, want).passed  # 0.1 + 0.2 != 0.3
+    assert compare.compare(Expect(rows=(), tolerance=1e-9), ["id", "x"], types, got, want).passed
+    ordered = compare.compare(Expect(rows=(), ordered=True, tolerance=1e-9), ["id", "x"], types, got, want)
+    assert "not in the expected order: row 1" in ordered.message
+    assert compare.compare(Expect(rows=(), columns=("id",)), ["id", "x"], types, _rows((1, 9.0), (2, 9.0)),
+                           want).passed
+
+
+def test_counts_and_empty() -> None:
+    types = [coltypes.parse("int")]
+    assert compare.compare(Expect(count=2), ["id"], types, _rows((1,), (1,)), None).passed
+    empty = compare.compare(Expect(count=0), ["id"], types, _rows((7,)), None)
+    assert empty.message == "expected no rows, got 1" and empty.unexpected == [["7"]]
