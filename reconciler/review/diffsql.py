@@ -156,16 +156,23 @@ def _numeric_aggs(layout: Layout) -> list[str]:
     return out
 
 
-def keyed_samples(layout: Layout, before: str, after: str, where: str | None, sample: int,
-                  classes: list[str]) -> str:
-    """Up to `sample` rows of each of `classes` (smallest keys first): `__c`, `b_*`, `a_*`."""
+def keyed_stats_and_samples(layout: Layout, before: str, after: str, where: str | None, sample: int) -> str:
+    """`keyed_stats` and up to `sample` rows of every class in ONE query of (`kind`, `payload`
+    JSON) rows: both branches read the same shuffles of the two sides (Spark reuses an exchange
+    that appears twice in a plan), so the views are scanned and shuffled once."""
+    stats = keyed_stats(layout, before, after, where)
+    head, select = stats.rsplit("SELECT ", 1)
+    aggs = select.rsplit(" FROM j", 1)[0].split(",\n  ")
+    pairs = ", ".join(f"{lit(a.rsplit(' AS ', 1)[1])}, {a.rsplit(' AS ', 1)[0]}" for a in aggs)
     order = ", ".join([f"b_{i}" for i, _ in layout.key_pairs] + [f"a_{j}" for _, j in layout.key_pairs])
-    cols = ", ".join(["__c", *(f"b_{i}" for i in range(len(layout.before))),
-                      *(f"a_{j}" for j in range(len(layout.after)))])
-    wanted = ", ".join(lit(c) for c in classes)
-    return (_joined(layout, before, after, where)
-            + f"SELECT {cols} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __c ORDER BY {order}) AS __s "
-            f"FROM j WHERE __c IN ({wanted})) WHERE __s <= {int(sample)} ORDER BY __c, __s")
+    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
+    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
+    keep = "map('ignoreNullFields', 'false')"
+    row = f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols})), {keep})"
+    wanted = ", ".join(lit(c) for c in CLASSES)
+    return (head + f"SELECT 'stats' AS kind, to_json(named_struct({pairs}), {keep}) AS payload FROM j\n"
+            f"UNION ALL SELECT 'sample' AS kind, {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER "
+            f"(PARTITION BY __c ORDER BY {order}) AS __s FROM j WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
 
 
 def _grouped(layout: Layout, before: str, after: str, where: str | None) -> str:

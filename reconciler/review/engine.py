@@ -5,6 +5,7 @@ back into the result models, drop the temporary views."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -98,8 +99,15 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
           key: tuple[str, ...] | None, where: str | None, sample: int, progress: Progress | None) -> None:
     layout = Layout.of(b[1], a[1], key)
     out.schema = _schema(layout)
-    if key:
+    keyed_samples: list[dict[str, Any]] = []
+    if key and sample > 0:  # stats and samples in one query: the sides are scanned once
+        rows = spark.query(diffsql.keyed_stats_and_samples(layout, b[0], a[0], where, sample), 1 + 4 * sample,
+                           progress)
+        row = next(json.loads(r["payload"]) for r in rows if r["kind"] == "stats")
+        keyed_samples = [json.loads(r["payload"]) for r in rows if r["kind"] == "sample"]
+    elif key:
         row = spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress)[0]
+    if key:
         out.counts = {c: _int(row[f"n_{c}"]) for c in ("added", "removed", "changed", "unchanged", "duplicate")}
         out.duplicates = {side: {"keys": _int(row[f"dup_keys_{side}"]), "rows": _int(row[f"dup_rows_{side}"])}
                           for side in ("before", "after")}
@@ -117,12 +125,11 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
     if sample <= 0 or not wanted:
         return
     if key:
-        rows = spark.query(diffsql.keyed_samples(layout, b[0], a[0], where, sample, wanted), len(wanted) * sample,
-                           progress)
-        for r in rows:
-            before = None if r["__c"] == "added" else {c.name: r[f"b_{i}"] for i, c in enumerate(layout.before)}
-            after = None if r["__c"] == "removed" else {c.name: r[f"a_{j}"] for j, c in enumerate(layout.after)}
-            out.samples.append(Sample(r["__c"], before, after))
+        order = {c: n for n, c in enumerate(diffsql.CLASSES)}
+        for r in sorted(keyed_samples, key=lambda r: (order[r["c"]], r["s"])):
+            before = None if r["c"] == "added" else {c.name: r["b"][str(i)] for i, c in enumerate(layout.before)}
+            after = None if r["c"] == "removed" else {c.name: r["a"][str(j)] for j, c in enumerate(layout.after)}
+            out.samples.append(Sample(r["c"], before, after))
     else:
         rows = spark.query(diffsql.multiset_samples(layout, b[0], a[0], where, sample), 2 * sample, progress)
         names = [layout.before[i].name for i, _ in layout.common]

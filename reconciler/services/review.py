@@ -72,7 +72,8 @@ def _spark(ws: Workspace, readers: Mapping[str, Reader]) -> LiveSpark:
 
 def _spark_info(ws: Workspace, spark: LiveSpark | None) -> dict[str, Any]:
     live = ws.config.spark.live
-    return {"master": live.master or ws.config.spark.master, "version": spark.spark_version if spark else None}
+    return {"master": live.master or ws.config.spark.master, "version": spark.spark_version if spark else None,
+            "driver_peak_rss_mb": round(rss) if spark and (rss := spark.peak_rss_mb()) else None}
 
 
 def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -> DiffReport:
