@@ -168,7 +168,10 @@ def keyed_stats_and_samples(layout: Layout, before: str, after: str, where: str 
     b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
     a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
     keep = "map('ignoreNullFields', 'false')"
-    row = f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols})), {keep})"
+    # the side columns the stats read, read here too: both branches then share the same shuffles
+    sides = "named_struct('bn', b__n, 'br', b__rn, 'bk', b__kn, 'an', a__n, 'ar', a__rn, 'ak', a__kn)"
+    row = (f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols}), "
+           f"'x', {sides}), {keep})")
     wanted = ", ".join(lit(c) for c in CLASSES)
     return (head + f"SELECT 'stats' AS kind, to_json(named_struct({pairs}), {keep}) AS payload FROM j\n"
             f"UNION ALL SELECT 'sample' AS kind, {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER "

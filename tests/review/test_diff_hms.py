@@ -138,3 +138,28 @@ def test_created_and_dropped_views_get_row_counts(tmp_path: Path, metastore: Any
     assert [(v["action"], v["view"]["name"]) for v in report["views"]] == [("create", "paid")]
     created = report["views"][0]
     assert created["rows_after"] == 17 and len(created["samples"]) == 1
+
+
+def test_dependents_read_the_declared_result_of_the_changed_view(tmp_path: Path, metastore: Any, spark: Any,
+                                                                  database: str) -> None:
+    seed(spark, database)
+    big = view("big_orders", "SELECT order_id, amount FROM orders_v WHERE amount >= 100", key=["order_id"],
+               columns=[COLUMNS[0], COLUMNS[2]])
+    repo = review_repo(tmp_path, metastore.uri, view_file(
+        database, view("orders_v", LIVE_SQL, columns=COLUMNS, key=["order_id"]), big))
+    assert run_cli(repo, "apply", "--auto-approve").code == 0
+    changed = view("orders_v", "SELECT order_id, customer_id, CAST(CASE WHEN order_id <= 5 THEN amount + 1000 "
+                   "ELSE amount END AS DECIMAL(18,2)) AS amount, status FROM orders", columns=COLUMNS,
+                   key=["order_id"])
+    (repo / "views" / "hive" / f"{database}.yaml").write_text(json.dumps(
+        view_file(database, changed, big)[f"views/hive/{database}.yaml"]))
+
+    plain = diff_json(repo)
+    assert [v["view"]["name"] for v in plain["views"]] == ["orders_v"]
+    report = diff_json(repo, "--dependents")
+    by_name = {v["view"]["name"]: v for v in report["views"]}
+    dep = by_name["big_orders"]
+    assert dep["action"] == "dependent" and dep["status"] == "ok", dep
+    assert (dep["rows_before"], dep["rows_after"]) == (11, 16)  # orders 10..20, then 1..5 join them
+    assert dep["counts"]["added"] == 5 and dep["counts"]["changed"] == 0
+    assert sorted(s["after"]["order_id"] for s in dep["samples"]) == [1, 2, 3, 4, 5]
