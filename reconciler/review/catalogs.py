@@ -253,10 +253,6 @@ def session_conf(config: Config, readers_: dict[str, Reader], work: Path) -> dic
         conf["spark.driver.extraClassPath"] = ":".join(jars)  # JDBC drivers must be on the driver's loader
     if packages:
         conf["spark.jars.packages"] = ",".join(packages)
-    master = conf["spark.master"]
-    if not master.startswith("local"):  # executors elsewhere: the driver must be reachable
-        conf.setdefault("spark.driver.host", "127.0.0.1" if "127.0.0.1" in master or "localhost" in master
-                        else conf.get("spark.driver.host", ""))
-        if not conf["spark.driver.host"]:
-            del conf["spark.driver.host"]
+    if conf["spark.master"].startswith(("spark://127.0.0.1:", "spark://localhost:")):
+        conf.setdefault("spark.driver.host", "127.0.0.1")  # executors on this machine reach the driver here
     return conf

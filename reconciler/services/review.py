@@ -154,6 +154,9 @@ def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -
                                       progress.stages)
             result.notes = notes + result.notes
             result.seconds = time.monotonic() - started
+            if result.status == "error" and (result.message or "").startswith("key column"):
+                p = decl.problem(vid, ("key",), "")  # the declaration is at fault: say where
+                result.message = f"{p.file}:{p.line}:{p.column}: {result.message}"
             report.views.append(result)
             if request.dependents and a is not None and kind != "dependent" and result.status == "ok":
                 name = f"__vs_declared_{len(after_names)}"

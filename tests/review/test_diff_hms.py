@@ -163,3 +163,20 @@ def test_dependents_read_the_declared_result_of_the_changed_view(tmp_path: Path,
     assert (dep["rows_before"], dep["rows_after"]) == (11, 16)  # orders 10..20, then 1..5 join them
     assert dep["counts"]["added"] == 5 and dep["counts"]["changed"] == 0
     assert sorted(s["after"]["order_id"] for s in dep["samples"]) == [1, 2, 3, 4, 5]
+
+
+def test_the_pr_comment_shows_plan_diff_and_checks(tmp_path: Path, metastore: Any, spark: Any,
+                                                   database: str) -> None:
+    """As the plan workflow builds it: the plan's Markdown, then the diff's, then the checks'."""
+    repo = applied(tmp_path, metastore, spark, database)
+    declare(repo, database, LIVE_SQL + " WHERE status <> 'void'", key=["order_id"],
+            checks=[{"accepted_values": {"column": "status", "values": ["paid"]}}, {"row_count": {"min": 18}}])
+    parts = [run_cli(repo, "plan", "--format", "markdown"), run_cli(repo, "diff", "--format", "markdown"),
+             run_cli(repo, "check", "--format", "markdown")]
+    assert [p.code for p in parts] == [0, 0, 1], [p.text for p in parts]
+    comment = "".join(p.out for p in parts)
+    assert f"hive.{database}.orders_v" in parts[0].out  # the plan: one update
+    assert f"#### ~ `hive.{database}.orders_v` (update, key `order_id`)" in comment
+    assert "| 20 | 17 | 0 | 3 | 0 | 17 | 0 |" in comment  # rows before/after, added, removed, changed...
+    assert "### Data checks" in comment and "1 passed, 1 failed" in comment
+    assert "| ❌ | `row_count: min=18` | 17 | 17 row(s), expected at least 18 |" in comment
