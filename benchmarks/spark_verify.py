@@ -52,10 +52,10 @@ else:
     checked = sum(1 for r in ver.get("views", []) if r["status"] in ("ok", "warning"))
     errors, actions = len(plan.errors), len(plan.actions)
 wall = time.perf_counter() - t0
-worker = next(iter(session._workers.values()))
+worker = session.worker(planning.settings_of(ws.config))  # the one this process started
 print(json.dumps({"wall_s": wall, "spark_start_s": worker.start_seconds, "checked": checked,
                   "errors": errors, "actions": actions, "jvm_peak_rss_mb": worker.peak_rss_mb()}))
-session.close_all()
+session.PROCESS.close()
 """
 
 TABLE_COLUMNS = [("id", "bigint"), ("k", "int"), ("amount", "decimal(18,2)"), ("name", "string"),

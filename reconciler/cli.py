@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -572,6 +573,95 @@ def force_unlock(ctx: typer.Context, run_id: Annotated[str, typer.Argument(help=
     if not n:
         raise UserError(f"no lock is held by run {run_id}")
     out(ctx, f"Released the lock held by run {run_id}.\n")
+
+
+preview_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                          help="Preview environments: a branch's changed views (and their readers) as copies "
+                               "in preview schemas, queryable before merge.")
+app.add_typer(preview_app, name="preview")
+Env = Annotated[str, typer.Option("--env", help="Environment name: 1-32 lowercase letters, digits, '_' (e.g. pr42).")]
+Actor = Annotated[str | None, typer.Option(help="Who acts (default $GITHUB_ACTOR, then the git user).")]
+LockWait = Annotated[float, typer.Option(help="Seconds to wait for the locks.")]
+
+
+def _preview_progress(ctx: typer.Context) -> Callable[[Action, str, str | None], None]:
+    def progress(action: Action, outcome: str, error: str | None) -> None:
+        from reconciler.render import plan as render
+
+        line = f"{render.SYMBOL[action.action]} {action.action} {action.view}: {outcome}"
+        err(ctx, line + (f" ({error})" if error else ""))
+    return progress
+
+
+@preview_app.command("up")
+def preview_up(
+    ctx: typer.Context,
+    env: Env,
+    base: Annotated[str | None, typer.Option(help="Compare with this git ref (default: the merge base "
+                                             "with the branch's upstream).")] = None,
+    ttl: Annotated[str | None, typer.Option(help="Time to live, e.g. 7d (default preview.ttl); restarts "
+                                            "the clock.")] = None,
+    fmt: Format = OutputFormat.TEXT,
+    actor: Actor = None,
+    allow_dirty: Annotated[bool, typer.Option(help="Preview uncommitted declarations.")] = False,
+    lock_timeout: LockWait = 0,
+    spark: Annotated[bool, typer.Option("--spark", help="Verify the preview set with Spark and run its view "
+                                        "tests first (also spark.verify in config).")] = False,
+    skip_tests: Annotated[bool, typer.Option("--skip-tests", help="With --spark: do not run the view tests.")] = False,
+) -> None:
+    """Create or update the env's copies of the views changed since the base, and of their readers."""
+    from reconciler.preview import report
+    from reconciler.services import preview as preview_service
+
+    ws = _open(ctx)
+    res = preview_service.up(ws, preview_service.UpRequest(env, base, ttl, actor, allow_dirty, lock_timeout,
+                                                                 spark, skip_tests),
+                             _preview_progress(ctx), lambda note: err(ctx, note))
+    render = {OutputFormat.TEXT: report.up_text, OutputFormat.MARKDOWN: report.up_markdown,
+              OutputFormat.JSON: report.up_json}[fmt]
+    out(ctx, render(res))
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+@preview_app.command("down")
+def preview_down(ctx: typer.Context, env: Env, fmt: Format = OutputFormat.TEXT, actor: Actor = None,
+                 lock_timeout: LockWait = 0) -> None:
+    """Drop the env's copies and the namespaces it created."""
+    from reconciler.preview import report
+    from reconciler.services import preview as preview_service
+
+    res = preview_service.down(_open(ctx), preview_service.DownRequest(env, actor, lock_timeout),
+                               _preview_progress(ctx), lambda note: err(ctx, note))
+    out(ctx, json.dumps(report.down_json(res), indent=2, sort_keys=True) + "\n" if fmt is OutputFormat.JSON
+        else report.down_text(res))
+    if not res.ok:
+        raise typer.Exit(1)
+
+
+@preview_app.command("list")
+def preview_list(ctx: typer.Context, fmt: Format = OutputFormat.TEXT) -> None:
+    """The preview environments: views, age, expiry."""
+    from reconciler.preview import report
+    from reconciler.services import preview as preview_service
+    from reconciler.state.store import now
+
+    envs = preview_service.list_envs(_open(ctx))
+    out(ctx, report.list_json(envs, now()) if fmt is OutputFormat.JSON else report.list_text(envs, now()))
+
+
+@preview_app.command("gc")
+def preview_gc(ctx: typer.Context, actor: Actor = None) -> None:
+    """Remove every expired preview environment (run it on a schedule)."""
+    from reconciler.preview import report
+    from reconciler.services import preview as preview_service
+
+    results = preview_service.gc(_open(ctx), actor, _preview_progress(ctx))
+    for res in results:
+        out(ctx, report.down_text(res))
+    out(ctx, f"Removed {len(results)} expired preview environment(s).\n")
+    if not all(r.ok for r in results):
+        raise typer.Exit(1)
 
 
 def _is_usage_error(e: Exception) -> bool:

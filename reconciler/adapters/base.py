@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -126,9 +126,11 @@ class Marker:
 
     project: str
     spec_digest: str
+    # further marks stamped beside the ownership marker (a preview copy's, see model.PREVIEW_MARKS)
+    extra: tuple[tuple[str, str], ...] = ()
 
     def as_properties(self) -> dict[str, str]:
-        return {MANAGED_BY: self.project, SPEC_DIGEST: self.spec_digest}
+        return {MANAGED_BY: self.project, SPEC_DIGEST: self.spec_digest, **dict(self.extra)}
 
 
 @dataclass
@@ -460,6 +462,36 @@ class CatalogAdapter(ABC):
     def _no_schema_owner(self, schema: str) -> str:
         return f"catalog {self.name!r}, schema {schema}: {self.kind} catalogs keep no schema owner"
 
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """Create `schema` when it is missing (a preview's namespace), stamped with `properties`
+        where the catalog keeps namespace properties.
+
+        Args:
+            schema: a schema name.
+            properties: marks to stamp on it (e.g. the preview environment).
+
+        Returns:
+            True when this call created it; False when it existed already.
+
+        Raises:
+            AdapterError: the catalog cannot create schemas, refuses, or is read-only.
+        """
+        raise self.error(f"catalog {self.name!r} ({self.kind}): viewsync cannot create schemas in it")
+
+    def drop_schema(self, schema: str) -> bool:
+        """Drop `schema` if it exists and holds nothing (never a schema with any table or view).
+
+        Args:
+            schema: a schema name.
+
+        Returns:
+            True when this call dropped it; False when it is gone already or not empty.
+
+        Raises:
+            AdapterError: the catalog cannot drop schemas, refuses, or is read-only.
+        """
+        raise self.error(f"catalog {self.name!r} ({self.kind}): viewsync cannot drop schemas in it")
+
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         """The catalog's own versions of `view`.
 
@@ -510,6 +542,14 @@ class ReadOnlyAdapter(CatalogAdapter):
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
         """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
         raise self.error(self.read_only_message(live.id))
+
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
+        raise self.error(self.read_only_message())
+
+    def drop_schema(self, schema: str) -> bool:
+        """Raises: AdapterError with READ_ONLY_MESSAGE, always."""
+        raise self.error(self.read_only_message())
 
 
 class WritableAdapter(CatalogAdapter):

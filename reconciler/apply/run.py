@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,10 +109,14 @@ def apply_plan(
     on_action: Callable[[Action, str, str | None], None] | None = None,
     events: Emitter | None = None,
     on_note: Callable[[str], None] | None = None,
+    kind: str = "apply",
+    marks: Mapping[str, str] | None = None,
 ) -> ApplyResult:
     """`events`: announce the run and every action (outbox rows in the audit rows' transactions,
     blocking hooks before each action, delivery after each commit). `on_note` gets each line
-    to show about the lock taken over and the records repaired."""
+    to show about the lock taken over and the records repaired. `kind`: the run's command in
+    the records (`preview` for preview environments); `marks`: stamped on every view written,
+    beside the ownership marker (a preview copy's environment, commit and expiry)."""
     if plan.errors:
         raise UserError("the plan has errors and cannot be applied")
     project = ws.config.project
@@ -122,13 +126,13 @@ def apply_plan(
     try:
         result.took_over = state.acquire_lock(lock_name(project), holder_string(actor), run_id, wait_s=lock_timeout)
     except UserError:
-        state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id,
+        state.start_run(project, kind, actor, git, plan_digest, plan.declarations_digest, run_id,
                         outcome=RunOutcome.REFUSED)
         state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "locked"})
         raise
     try:
         # Marked running only under the lock: any other running apply of this project is dead.
-        state.start_run(project, "apply", actor, git, plan_digest, plan.declarations_digest, run_id)
+        state.start_run(project, kind, actor, git, plan_digest, plan.declarations_digest, run_id)
         result.repaired = repair_dead_runs(ws, state, project, run_id, events)
         if on_note:
             if result.took_over:
@@ -158,7 +162,8 @@ def apply_plan(
             snap = snapshots.get((action.view.catalog, action.view.schema))
             return snap.find(action.view.name, folds(action.view.catalog)) if snap is not None else None
 
-        steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of)
+        steps = _Steps(ws, state, run_id, actor, git, ctx, project, events, plan.actions, live_of,
+                       tuple(sorted((marks or {}).items())))
         unbegun = _run_waves(ws, plan.actions, steps, result, on_action)
         # Skipped and never begun: recorded together, without events (none was announced).
         state.record_unattempted([(steps.unattempted(seq), Outcome.SKIPPED, SKIPPED) for seq in unbegun])
@@ -270,11 +275,12 @@ class _Steps:
 
     def __init__(self, ws: Workspace, state: StateStore, run_id: str, actor: str, git: GitInfo,
                  ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
-                 live_of: Callable[[Action], LiveView | None]) -> None:
+                 live_of: Callable[[Action], LiveView | None], marks: tuple[tuple[str, str], ...] = ()) -> None:
         self.ws, self.state, self.run_id, self.actor, self.git = ws, state, run_id, actor, git
         self.ctx, self.project, self.events, self.actions, self.live_of = ctx, project, events, actions, live_of
         self.vetoes = events is not None and events.has_vetoes()
         self.begun: set[int] = set()  # sequence numbers with an audit row
+        self.marks = marks  # stamped beside the ownership marker
 
     def begin(self, seqs: list[int]) -> list[_Step]:
         """The pending audit rows of these actions with their pre-events, in one transaction."""
@@ -330,10 +336,10 @@ class _Steps:
         try:
             if action.action == "create":
                 assert spec is not None and step.after_digest is not None
-                adapter.create(action.view, spec, Marker(self.project, step.after_digest), self.ctx)
+                adapter.create(action.view, spec, Marker(self.project, step.after_digest, self.marks), self.ctx)
             elif action.action in ("update", "adopt"):
                 assert spec is not None and step.after_digest is not None and live is not None
-                adapter.update(live, spec, Marker(self.project, step.after_digest), self.ctx)
+                adapter.update(live, spec, Marker(self.project, step.after_digest, self.marks), self.ctx)
             else:
                 assert live is not None
                 adapter.drop(live, self.ctx)

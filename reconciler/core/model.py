@@ -49,6 +49,17 @@ SPEC_DIGEST = "viewsync.spec-digest"
 # The same project name under a key the Hive Metastore's table filter accepts (its filter
 # grammar rejects dots): a database with none of our views then costs one call to skip.
 MANAGED_BY_FILTERABLE = "viewsync_managed_by"
+# A preview copy's marks (reconciler.preview): its environment, the commit it was made from
+# and when it expires. Stamped beside the ownership marker; read back as LiveView.marks.
+PREVIEW = "viewsync.preview"
+PREVIEW_COMMIT = "viewsync.preview.commit"
+PREVIEW_EXPIRES = "viewsync.preview.expires"
+PREVIEW_MARKS = (PREVIEW, PREVIEW_COMMIT, PREVIEW_EXPIRES)
+
+
+def marks_of(params: Mapping[str, str]) -> dict[str, str]:
+    """The preview marks among a stored view's properties (empty for every other view)."""
+    return {k: str(params[k]) for k in PREVIEW_MARKS if params.get(k)}
 
 _DIALECT_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -380,6 +391,7 @@ class LiveView(BaseModel):
     fingerprint: str = ""  # changes whenever anything about the live view changes
     writable: bool = True  # False for things we must never touch (e.g. Trino materialized views)
     handle: AdapterHandle | None = Field(default=None, exclude=True)  # adapter-private, see AdapterHandle
+    marks: dict[str, str] = Field(default_factory=dict)  # preview marks stamped with the view (marks_of)
 
     def model_post_init(self, __context: Any) -> None:
         if not self.fingerprint:

@@ -23,7 +23,7 @@ from reconciler.adapters.base import CatalogAdapter, SchemaSnapshot
 from reconciler.core import deps
 from reconciler.core import sql as vsql
 from reconciler.core.gitinfo import GitInfo
-from reconciler.core.model import LiveView, ViewId, ViewSpec
+from reconciler.core.model import PREVIEW, LiveView, ViewId, ViewSpec
 from reconciler.plan.model import (
     FORMAT_VERSION,
     Action,
@@ -199,6 +199,8 @@ def sort_live_views(snapshots: Mapping[tuple[str, str], SchemaSnapshot], adapter
         for name, live in sorted(snap.views.items()):
             if not selected(live.id, opts):
                 continue
+            if live.marks.get(PREVIEW) and live.managed_by == opts.project:
+                continue  # a copy of a preview environment: `viewsync preview` owns it, never a plan
             if not live.writable:  # unreadable or not a logical view: listed, never dropped
                 if live.id not in declared:
                     out.unmanaged.append(Unmanaged(live.id, live.format, live.managed_by))

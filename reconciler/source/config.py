@@ -65,6 +65,15 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class PreviewSettings:
+    """`preview:` in viewsync.yaml (reconciler.preview): where copies go and how long they live."""
+
+    schema_pattern: str = "{schema}__{env}"
+    catalog: str | None = None  # copies in this catalog instead of each view's own
+    ttl: str = "7d"
+
+
+@dataclass(frozen=True)
 class CatalogConfig:
     name: str
     type: str
@@ -82,6 +91,7 @@ class Config:
     spark: spark_settings.SparkSettings = field(default_factory=spark_settings.SparkSettings)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
+    preview: PreviewSettings = field(default_factory=PreviewSettings)
 
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
@@ -207,6 +217,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         spark=spark_settings.parse(expanded.get("spark")),
         events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
+        preview=PreviewSettings(**(expanded.get("preview") or {})),
     )
 
 

@@ -128,6 +128,7 @@ class LockHeld(UserError):
 
 
 VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
+LOCKED_COMMANDS = ("apply", "preview")  # runs that write views, each under the apply lock
 
 
 @dataclass(frozen=True)
@@ -325,9 +326,9 @@ class StateStore:
 
     # ---------------------------------------------------------------- repair
     def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
-        """Apply runs still marked running. Called under the apply lock, which every
-        running apply holds: they are dead."""
-        q = (sa.select(runs).where(runs.c.project == project, runs.c.command == "apply",
+        """Apply (and preview) runs still marked running. Called under the apply lock, which
+        every running apply holds: they are dead."""
+        q = (sa.select(runs).where(runs.c.project == project, runs.c.command.in_(LOCKED_COMMANDS),
                                    runs.c.outcome == RunOutcome.RUNNING, runs.c.run_id != current)
              .order_by(runs.c.started_at))
         with self.engine.connect() as conn:

@@ -67,6 +67,20 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return out
 
 
+# Tests run tiny inline tables: Spark's machinery for big data costs more than the data. Each
+# broadcast join is a job of its own, adaptive execution re-plans every stage, and generated
+# code is compiled for every query (on a JVM that only uses its first compiler). Set for the
+# tests' queries only, and restored; the literals' escaping relies on the last one.
+_TEST_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.parser.escapedStringLiterals": "false",
+    "spark.sql.shuffle.partitions": "1",  # one partition per union branch: row positions are the order
+}
+
+
 def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -166,8 +180,22 @@ class Scratch:
         {"id", "schema", "rows"} or {"id", "error"}. The queries read only inline tables."""
         from reconciler.viewtests.values import to_wire
 
-        answers = []
-        for item in request.get("queries", []):
+        answers: list[dict[str, Any]] = []
+        saved = {k: self.spark.conf.get(k, None) for k in _TEST_CONF}
+        for k, v in _TEST_CONF.items():
+            self.spark.conf.set(k, v)
+        try:
+            self._run_tests(request.get("queries", []), answers, to_wire)
+        finally:
+            for k, old in saved.items():
+                if old is None:
+                    self.spark.conf.unset(k)
+                else:
+                    self.spark.conf.set(k, old)
+        return {"answers": answers}
+
+    def _run_tests(self, queries: list[dict[str, Any]], answers: list[dict[str, Any]], to_wire: Any) -> None:
+        for item in queries:
             try:
                 df = self.spark.sql(item["sql"])
                 rows = df.collect()
@@ -178,7 +206,6 @@ class Scratch:
             except Exception as exc:  # noqa: BLE001 - a Py4J or conversion failure is that query's
                 answers.append({"id": item["id"], "error": {"class": type(exc).__name__,
                                                              "message": str(exc).splitlines()[0][:2000]}})
-        return {"answers": answers}
 
 
 def main() -> None:

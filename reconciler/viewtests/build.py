@@ -189,13 +189,16 @@ def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Pr
         return "SELECT 1"
     typed_rows = typed(rows, cols, out.issues)
     types = [coltypes.parse(c.type) for c in cols]
-    names = ", ".join(q(c.name) for c in cols)
     if not typed_rows:
         nulls = ", ".join(f"{values.literal(None, t)} AS {q(c.name)}" for c, t in zip(cols, types, strict=True))
         return f"SELECT {nulls} WHERE FALSE"
-    body = ",\n  ".join("(" + ", ".join(values.literal(v, t) for v, t in zip(r, types, strict=True)) + ")"
+    # Cells as plain literals, each column cast once to its type.
+    body = ",\n  ".join("(" + ", ".join(values.cell(v, t) for v, t in zip(r, types, strict=True)) + ")"
                         for r in typed_rows)
-    return f"SELECT * FROM VALUES\n  {body}\n  AS t({names})"
+    casts = ", ".join(f"CAST(_c{i} AS {values.spark_type(t)}) AS {q(c.name)}"
+                      for i, (c, t) in enumerate(zip(cols, types, strict=True)))
+    raw = ", ".join(f"_c{i}" for i in range(len(cols)))
+    return f"SELECT {casts} FROM VALUES\n  {body}\n  AS t({raw})"
 
 
 def typed(rows: list[Row], cols: list[Column], issues: list[Issue]) -> list[list[Any]]:

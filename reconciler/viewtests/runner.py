@@ -1,9 +1,11 @@
 """Executing view tests in the verifier's scratch Spark session.
 
-One JVM serves the whole run. The tests of one view share one Spark job (their queries
-joined by UNION ALL, each row tagged with its test); a test that asks for ordered rows runs
-alone, and when a shared job fails (a runtime error in one test, e.g. a cast under ANSI
-mode) its tests run again one by one, so the error is that test's and the others still run.
+One JVM serves the whole run. The tests of one view share one Spark job: their queries
+joined by UNION ALL, each row tagged with its test and its position in that test's output
+(every branch is one partition, so the position is the order the view's SQL produced, and
+`ordered: true` tests share the job too). When a shared job fails (a runtime error in one
+test, e.g. a cast under ANSI mode) its tests run again one by one, so the error is that
+test's and the others still run.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from reconciler.viewtests.fixtures import Issue
 from reconciler.viewtests.result import Status, TestResult, TestRun
 
 TAG = "__vs_test"
+POS = "__vs_pos"
 BATCH_QUERIES = 64  # queries per message to the worker
 RunJob = Callable[[dict[str, Any]], dict[str, Any]]  # the Spark worker
 
@@ -56,15 +59,14 @@ def _batched(prepared: list[Prepared]) -> list[_Query]:
     groups: dict[ViewId, list[Prepared]] = {}
     queries: list[_Query] = []
     for p in prepared:
-        if p.test.expect.ordered:
-            queries.append(_Query(f"q{len(queries)}", p.sql, [p]))
-        else:
-            groups.setdefault(p.view, []).append(p)
+        groups.setdefault(p.view, []).append(p)
     for members in groups.values():
         if len(members) == 1:
             queries.append(_Query(f"q{len(queries)}", members[0].sql, members))
             continue
-        union = "\nUNION ALL\n".join(f"SELECT {i} AS {TAG}, * FROM (\n{m.sql}\n)" for i, m in enumerate(members))
+        union = "\nUNION ALL\n".join(
+            f"SELECT {i} AS {TAG}, monotonically_increasing_id() AS {POS}, * FROM (\n{m.sql}\n)"
+            for i, m in enumerate(members))
         queries.append(_Query(f"q{len(queries)}", union, members))
     return queries
 
@@ -128,8 +130,8 @@ def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarati
     fields = answer["schema"]
     rows = answer["rows"]
     if tag is not None:
-        fields = fields[1:]
-        rows = [r[1:] for r in rows if r[0] == tag]
+        fields = fields[2:]
+        rows = [r[2:] for r in sorted((r for r in rows if r[0] == tag), key=lambda r: r[1])]
     names = [f["name"] for f in fields]
     types = [_type_of(f) for f in fields]
     actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]

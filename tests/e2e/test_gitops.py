@@ -92,7 +92,7 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     _edit(git_repo, "views/local/analytics.yaml", lambda d: d["views"].pop(2))  # customer_tags
     git(git_repo, "commit", "-qam", "refunds: only positive amounts; retire customer_tags")
 
-    validate, plan = workflow_commands("viewsync-plan.yml")
+    validate, plan, view_tests = workflow_commands("viewsync-plan.yml")
     github = {"github.base_ref": "main", "secrets.ICEBERG_TOKEN": "", "actor": "pr-author"}
     assert run_step(git_repo, *validate, github).returncode == 0
     env = dict(plan[1], BASE_REF="main")  # a local repo has no origin/ remote
@@ -106,6 +106,10 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     assert "<code>~ update</code> <b>local.sales.refunds</b>" in md and "+SELECT order_id" in md.replace(
         "```diff\n--- live", "")
     assert "customer_tags is managed by this project but no longer declared" in md
+    assert "View tests: 1 passed, 0 failed" in md  # the changed view's test (nothing declared reads refunds)
+    tests_step = run_step(git_repo, *view_tests, github)
+    assert tests_step.returncode == 0, tests_step.stdout + tests_step.stderr
+    assert "<testsuites" in (git_repo / "viewsync-tests.xml").read_text()
     saved = json.loads((git_repo / "plan.json").read_text())
     assert saved["declarations"]["git"]["commit"] == git(git_repo, "rev-parse", "HEAD")
 

@@ -50,14 +50,24 @@ def test_every_action_is_pinned_to_a_commit_with_its_version() -> None:
                 assert re.search(r"uses: [\w.-]+/[\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$", line), (path, line)
 
 
-def test_every_job_states_its_permissions_and_only_the_plan_job_may_comment() -> None:
+def test_every_job_states_its_permissions_and_only_the_plan_and_preview_jobs_may_comment() -> None:
     for path in FILES:
         doc = yaml.safe_load(Path(path).read_text())
         assert doc["permissions"] == {}, path
         for name, job in doc["jobs"].items():
             want = {"contents": "read"}
-            if Path(path).name == "viewsync-plan.yml":
+            if Path(path).name == "viewsync-plan.yml" or (Path(path).name, name) == ("viewsync-preview.yml", "up"):
                 want["pull-requests"] = "write"
             assert job["permissions"] == want, (path, name)
             checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
             assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts), (path, name)
+
+
+def test_the_preview_workflow_brings_envs_up_on_push_and_down_on_close() -> None:
+    doc = yaml.safe_load((WORKFLOWS / "viewsync-preview.yml").read_text())
+    triggers = doc[True]  # YAML 1.1 reads the key `on` as true
+    assert set(triggers["pull_request"]["types"]) >= {"opened", "synchronize", "closed"} and "schedule" in triggers
+    runs = {name: " ".join(s.get("run", "") for s in job["steps"]) for name, job in doc["jobs"].items()}
+    assert 'preview up --env "pr${PR_NUMBER}" --base "$BASE_REF"' in runs["up"] and "--format markdown" in runs["up"]
+    assert 'preview down --env "pr${PR_NUMBER}"' in runs["down"] and "preview gc" in runs["gc"]
+    assert "closed" not in doc["jobs"]["up"]["if"].replace("!= 'closed'", "")

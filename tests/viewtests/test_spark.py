@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import xmlschema
+import yaml
 from junitparser import Error, Failure, JUnitXml
 
 from tests.helpers.cli import run_cli
@@ -113,6 +114,23 @@ views:
     bad = by_name["a_word_is_not_a_number"]
     assert bad["status"] == "error"
     assert bad["error"].startswith("views/local/s.yaml:11: Spark: [CAST_INVALID_INPUT]"), bad
+
+
+def test_ordered_tests_sharing_a_job_keep_the_order_the_view_produces(tmp_path: Path) -> None:
+    given = {"raw": {"rows": [{"id": i, "code": str(i)} for i in range(1, 40)]}}
+    top = [{"id": i} for i in range(39, 0, -1)]
+    tests = [{"name": "descending", "given": given, "expect": {"ordered": True, "rows": top}},
+             {"name": "descending_again", "given": given, "expect": {"ordered": True, "rows": top}},
+             {"name": "wrong_order", "given": given, "expect": {"ordered": True, "rows": list(reversed(top))}},
+             {"name": "as_a_multiset", "given": given, "expect": {"rows": list(reversed(top))}}]
+    repo = _repo(tmp_path, yaml.safe_dump({"catalog": "local", "schema": "s", "views": [
+        {"name": "by_id", "representations": [{"dialect": "spark", "sql": "SELECT id FROM raw ORDER BY id DESC"}],
+         "tests": tests}]}), SOURCES)
+    res = run_cli(repo, "test", "--format", "json")
+    by_name = {t["name"]: t for t in json.loads(res.out)["tests"]}
+    assert {n: t["status"] for n, t in by_name.items()} == {
+        "descending": "passed", "descending_again": "passed", "wrong_order": "failed", "as_a_multiset": "passed"}
+    assert "not in the expected order: row 1 is (39), expected (1)" in by_name["wrong_order"]["difference"]["message"]
 
 
 def test_tolerance_counts_and_mocked_views(tmp_path: Path) -> None:

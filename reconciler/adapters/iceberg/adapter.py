@@ -15,7 +15,7 @@ import contextlib
 import http.client
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from typing import Any, NoReturn
@@ -48,7 +48,7 @@ from reconciler.adapters.iceberg import codec as fmt
 from reconciler.adapters.metastore.formats.common import FormatError, too_deep
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.errors import DecodeError
-from reconciler.core.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec
+from reconciler.core.model import AdapterHandle, Column, LiveView, ViewId, ViewSpec, marks_of
 
 
 def _schema_model(columns: list[Column]) -> Schema:
@@ -380,7 +380,7 @@ class IcebergRestAdapter(WritableAdapter):
         live = LiveView(
             id=view, spec=read.spec, format=kind, managed_by=read.managed_by, spec_digest=read.spec_digest,
             native_version=str(read.current_version_id), fingerprint=fingerprint, writable=writable,
-            handle=handle,
+            handle=handle, marks=marks_of(_properties(handle.metadata)),
         )
         return live, notes
 
@@ -455,6 +455,38 @@ class IcebergRestAdapter(WritableAdapter):
         with self._translate(f"cannot set the owner of namespace {schema!r}"):
             self._catalog().update_namespace_properties(tuple(schema.split(".")),
                                                         updates={self.OWNER_PROPERTY: owner})
+
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """The namespace (its parents too, when missing), `properties` on the namespace itself."""
+        parts = tuple(schema.split("."))
+        cat = self._catalog()
+        with self._translate(f"cannot create namespace {schema!r}"):
+            if cat.namespace_exists(parts):
+                return False
+            for depth in range(1, len(parts) + 1):
+                ns = parts[:depth]
+                if depth == len(parts) or not cat.namespace_exists(ns):
+                    try:
+                        cat.create_namespace(ns, properties=dict(properties) if depth == len(parts) else {})
+                    except ice_exc.NamespaceAlreadyExistsError:
+                        if depth == len(parts):
+                            return False
+        return True
+
+    def drop_schema(self, schema: str) -> bool:
+        """Drops the namespace only when it holds no view, table or namespace."""
+        parts = tuple(schema.split("."))
+        cat = self._catalog()
+        with self._translate(f"cannot drop namespace {schema!r}"):
+            try:
+                if cat.list_views(parts) or cat.list_tables(parts) or cat.list_namespaces(parts):
+                    return False
+                cat.drop_namespace(parts)
+            except ice_exc.NoSuchNamespaceError:
+                return False
+            except ice_exc.NamespaceNotEmptyError:
+                return False
+        return True
 
     def view_exists(self, view: ViewId) -> bool:
         """HEAD on the view (pyiceberg's view_exists)."""
@@ -639,3 +671,9 @@ class IcebergRestAdapter(WritableAdapter):
 def _close_catalog(cat: RestCatalog) -> None:
     with contextlib.suppress(Exception):  # closing must never fail a run
         cat._session.close()
+
+
+def _properties(metadata: Any) -> Mapping[str, str]:
+    """A view metadata's properties (empty when the metadata is malformed)."""
+    props = metadata.get("properties") if isinstance(metadata, dict) else None
+    return props if isinstance(props, dict) else {}

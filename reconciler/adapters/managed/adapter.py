@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -19,7 +20,17 @@ from pydantic import Field
 from reconciler.adapters.base import Capabilities, Marker, NativeVersion, SchemaSnapshot, WritableAdapter, WriteContext
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.errors import AdapterError, ConflictError
-from reconciler.core.model import AdapterHandle, Column, LiveView, Representation, ViewId, ViewSpec, trusted
+from reconciler.core.model import (
+    MARKER_PREFIX,
+    AdapterHandle,
+    Column,
+    LiveView,
+    Representation,
+    ViewId,
+    ViewSpec,
+    marks_of,
+    trusted,
+)
 from reconciler.db.store_reads import EngineReads, ReadFailed, Reads, SqliteFileReads, sqlite_file
 
 if TYPE_CHECKING:
@@ -143,12 +154,25 @@ class ManagedAdapter(WritableAdapter):
     def list_schemas(self) -> list[str]:
         return sorted(r[0] for r in self._read("list schemas", _LIST_SCHEMAS, catalog=self.name))
 
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """Managed schemas have no row of their own: a schema exists while it holds a view.
+        True when it holds none yet (its first view creates it)."""
+        return schema not in self.list_schemas()
+
+    def drop_schema(self, schema: str) -> bool:
+        """Nothing to drop: a managed schema is gone once its last view is. True when it is empty."""
+        return schema not in self.list_schemas()
+
     def fetch(self, schema: str) -> SchemaSnapshot:
         snap = SchemaSnapshot(self.name, schema)
         rows = self._read(f"read schema {schema!r}", _FETCH, catalog=self.name, schema=schema)
         for (view_id, name, managed_by, spec_digest, version, comment, columns, properties, security, owner,
              default_catalog, default_namespace, representations) in rows:
             # Rows we wrote from validated specs: rebuild them without re-validating.
+            props = json.loads(properties)
+            marks = marks_of(props) if MARKER_PREFIX in properties else {}
+            for key in marks:
+                del props[key]
             spec = trusted(ViewSpec, {
                 "comment": comment,
                 "columns": [trusted(Column, c) for c in json.loads(columns)],
@@ -157,14 +181,14 @@ class ManagedAdapter(WritableAdapter):
                 "default_namespace": json.loads(default_namespace) if default_namespace else None,
                 "security": security,
                 "owner": owner,
-                "properties": json.loads(properties),
+                "properties": props,
             })
             snap.views[name] = trusted(LiveView, {
                 "id": ViewId(self.name, schema, name), "spec": spec, "format": "managed",
                 "managed_by": managed_by, "spec_digest": spec_digest,
                 "native_version": str(version),
                 "fingerprint": f"managed:v{version}:{spec.digest()}", "writable": True,
-                "handle": ManagedHandle(view_id),
+                "handle": ManagedHandle(view_id), "marks": marks,
             })
         return snap
 
@@ -182,11 +206,14 @@ class ManagedAdapter(WritableAdapter):
 
     # ----------------------------------------------------------------- writes
     @staticmethod
-    def _version_row(view_id: int, version: int, spec: ViewSpec, digest: str, actor: str) -> dict[str, Any]:
+    def _version_row(view_id: int, version: int, spec: ViewSpec, marker: Marker, actor: str) -> dict[str, Any]:
+        digest = marker.spec_digest
+        # A preview copy's marks are kept with the properties (the store has no column for them)
+        # and split off again when read (marks_of).
         return {
             "view_id": view_id, "version": version, "view_comment": spec.comment,
             "columns": json.dumps([c.model_dump() for c in spec.columns]),
-            "properties": json.dumps(spec.properties, sort_keys=True),
+            "properties": json.dumps({**spec.properties, **dict(marker.extra)}, sort_keys=True),
             "security_mode": spec.security, "owner": spec.owner, "default_catalog": spec.default_catalog,
             "default_namespace": json.dumps(spec.default_namespace) if spec.default_namespace is not None
             else None,
@@ -209,7 +236,7 @@ class ManagedAdapter(WritableAdapter):
                     current_version=1, last_version=1, deleted_at=0))
                 view_id = int(res.inserted_primary_key[0])  # type: ignore[index]
                 conn.execute(view_version_info.insert().values(
-                    self._version_row(view_id, 1, spec, marker.spec_digest, ctx.actor)))
+                    self._version_row(view_id, 1, spec, marker, ctx.actor)))
         except sa.exc.IntegrityError as err:
             if view.name in self.fetch(view.schema).views:
                 raise ConflictError(f"view {view} already exists in catalog {self.name!r}") from None
@@ -241,7 +268,7 @@ class ManagedAdapter(WritableAdapter):
                                         f"{expected} expected)")
                 new_version = row.last_version + 1
                 conn.execute(view_version_info.insert().values(
-                    self._version_row(row.view_id, new_version, spec, marker.spec_digest, ctx.actor)))
+                    self._version_row(row.view_id, new_version, spec, marker, ctx.actor)))
                 # Guarded on the version read: a concurrent writer makes this match no row.
                 done = conn.execute(m.update()
                                     .where(m.c.view_id == row.view_id, m.c.current_version == expected)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from reconciler.adapters.base import DECODE_FAILURES, Capabilities, WritableAdapter
-from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, ViewId, ViewSpec
+from reconciler.core.model import MANAGED_BY, SPEC_DIGEST, AdapterHandle, LiveView, ViewId, ViewSpec, marks_of
 
 
 @dataclass
@@ -155,4 +155,9 @@ class MetastoreAdapter(WritableAdapter):
         warnings.extend(f"{view}: {w}" for w in decoded.warnings)
         return LiveView(id=view, spec=decoded.spec, format=decoded.format, managed_by=decoded.managed_by,
                         spec_digest=decoded.spec_digest, fingerprint=fingerprint, native_version=native_version,
-                        writable=decoded.writable, handle=handle)
+                        writable=decoded.writable, handle=handle, marks=marks_of(self.parameters_of(raw)))
+
+    def parameters_of(self, raw: Any) -> Mapping[str, str]:
+        """The table parameters of a raw table (where the preview marks are)."""
+        params = getattr(raw, "parameters", None)
+        return params if isinstance(params, Mapping) else {}

@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlparse
@@ -30,6 +30,7 @@ from urllib.parse import urlparse
 from hmsclient import hmsclient
 from hmsclient.genthrift.hive_metastore.ttypes import (
     AlreadyExistsException,
+    Database,
     FieldSchema,
     InvalidObjectException,
     InvalidOperationException,
@@ -370,6 +371,44 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             db.ownerName, db.ownerType = owner, PrincipalType.USER
             c.alter_database(schema, db)
         self._call(f"setting the owner of database {schema!r}", alter, retry=False)
+
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """A database at the metastore's default location, with `properties` as its parameters."""
+        if not _HMS_NAME.match(schema):
+            raise self.error(f"catalog {self.name!r}: cannot create database {schema!r}: Hive Metastore "
+                             "database names are lowercase letters, digits and '_'")
+
+        def create(c: hmsclient.HMSClient) -> bool:
+            try:
+                c.create_database(Database(name=schema, description="viewsync preview", parameters=dict(properties)))
+                return True
+            except AlreadyExistsException:
+                return False
+            except (MetaException, InvalidObjectException) as exc:
+                raise self.error(f"catalog {self.name!r}: creating database {schema!r} failed: "
+                                 f"{getattr(exc, 'message', None) or type(exc).__name__}") from None
+        return self._call(f"creating database {schema!r}", create, retry=False)
+
+    def drop_schema(self, schema: str) -> bool:
+        """Drops the database only when it holds no table or view (never cascades)."""
+        if not _HMS_NAME.match(schema):
+            return False
+
+        def drop(c: hmsclient.HMSClient) -> bool:
+            try:
+                c.get_database(schema)  # (listing the tables of a missing database fails on the server)
+                if c.get_all_tables(schema):
+                    return False
+                c.drop_database(schema, True, False)  # deleteData (its empty directory), no cascade
+                return True
+            except NoSuchObjectException:
+                return False
+            except InvalidOperationException:  # not empty after all: someone added a table
+                return False
+            except MetaException as exc:
+                raise self.error(f"catalog {self.name!r}: dropping database {schema!r} failed: "
+                                 f"{exc.message or type(exc).__name__}") from None
+        return self._call(f"dropping database {schema!r}", drop, retry=False)
 
     def fetch(self, schema: str) -> SchemaSnapshot:
         snap = SchemaSnapshot(catalog=self.name, schema=schema)

@@ -17,7 +17,7 @@ from reconciler.adapters.base import (
     WritableAdapter,
     WriteContext,
 )
-from reconciler.core.model import ViewId, ViewSpec
+from reconciler.core.model import PREVIEW, PREVIEW_COMMIT, PREVIEW_EXPIRES, ViewId, ViewSpec
 from reconciler.plan.planner import PlanOptions, build_plan
 from tests.helpers.contract import CATALOGS, NO_VERSION_CHECKS, READ_ONLY, WRITABLE_BACKENDS, Backend
 from tests.helpers.specs import spec as base_spec
@@ -175,6 +175,41 @@ def test_views_of_others_are_listed_never_dropped(backend: Backend) -> None:
     plan = build_plan({}, {(a.name, backend.schema): _snapshot(backend)}, {a.name: a},
                       PlanOptions(project=PROJECT, prune=True, allow_mass_drop=True), "sha256:" + "0" * 64)
     assert [(u.view.name, u.managed_by) for u in plan.unmanaged] == [(theirs.name, "another-project")]
+
+
+def test_preview_marks_are_stamped_and_read_back_outside_the_spec(backend: Backend) -> None:
+    a, vid = backend.adapter, ViewId(backend.adapter.name, backend.schema, "copy_v")
+    stored = a.storable(vid, spec())
+    marks = {PREVIEW: "pr1", PREVIEW_COMMIT: "c0ffee", PREVIEW_EXPIRES: "2030-01-01T00:00:00+00:00"}
+    a.create(vid, stored, Marker(PROJECT, stored.digest(), tuple(marks.items())), CTX)
+    live = _snapshot(backend).find(vid.name, a.capabilities.fold_names)
+    assert live is not None and live.marks == marks
+    assert live.spec.canonical() == stored.canonical()  # the marks are not properties of the view
+    later = {**marks, PREVIEW_COMMIT: "beef"}
+    a.update(live, stored, Marker(PROJECT, stored.digest(), tuple(later.items())), CTX)
+    live = _snapshot(backend).find(vid.name, a.capabilities.fold_names)
+    assert live is not None and live.marks == later
+    plain = ViewId(a.name, backend.schema, "plain_v")
+    _write(backend, plain, spec())
+    other = _snapshot(backend).find(plain.name, a.capabilities.fold_names)
+    assert other is not None and other.marks == {}
+
+
+def test_schemas_are_created_once_and_dropped_only_when_empty(backend: Backend) -> None:
+    a = backend.adapter
+    schema = backend.schema + "__pv"
+    assert a.create_schema(schema, {PREVIEW: "pv"}) is True
+    inside = Backend(a, schema)
+    _write(inside, ViewId(a.name, schema, "in_it"), spec())  # (a managed schema exists while it holds a view)
+    assert a.create_schema(schema, {PREVIEW: "pv"}) is False  # it exists: not ours to record again
+    assert a.drop_schema(schema) is False  # never with anything in it
+    live = _snapshot(inside).find("in_it", a.capabilities.fold_names)
+    assert live is not None
+    a.drop(live, CTX)
+    assert a.drop_schema(schema) is True
+    assert schema not in a.list_schemas()
+    if a.kind != "managed":  # (a managed schema is a name its views share: nothing is left to drop)
+        assert a.drop_schema(schema) is False  # gone already
 
 
 # ---------------------------------------------------------------- read-only kinds

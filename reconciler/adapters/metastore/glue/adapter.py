@@ -25,6 +25,7 @@ change surfaces as ConflictError instead of being overwritten.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -237,6 +238,32 @@ class GlueAdapter(MetastoreAdapter):
             token = page.get("NextToken")
             if not token:
                 return sorted(names)
+
+    def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
+        """A Glue database with `properties` as its parameters."""
+        try:
+            self._call("create_database", DatabaseInput={"Name": schema, "Description": "viewsync preview",
+                                                         "Parameters": dict(properties)})
+            return True
+        except GlueCallError as exc:
+            if exc.code == "AlreadyExistsException":
+                return False
+            raise
+
+    def drop_schema(self, schema: str) -> bool:
+        """Glue's DeleteDatabase removes the tables in it too: it is called only on an empty one."""
+        try:
+            if self._call("get_tables", DatabaseName=schema, MaxResults=1).get("TableList"):
+                return False
+            self._call("delete_database", Name=schema)
+            return True
+        except GlueCallError as exc:
+            if exc.code == "EntityNotFoundException":
+                return False
+            raise
+
+    def parameters_of(self, raw: Any) -> Mapping[str, str]:
+        return codec.params_of(raw)
 
     def _tables(self, schema: str) -> list[dict[str, Any]]:
         tables: list[dict[str, Any]] = []

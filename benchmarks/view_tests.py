@@ -1,0 +1,581 @@
+"""View tests at scale (issue 29), against SQLMesh's test runner as the anchor, reported as a table.
+
+Generates a repository of V views (default 200) in 10 schemas, each reading 2-5 input tables
+with joins, GROUP BY, CASE, filters and a LEFT JOIN of an aggregate (seven query shapes, one
+of them a top-N checked in order), each with T tests (default 5) that give 3-50 rows per input.
+The expected rows are computed here in Python from the generated inputs, so the benchmark also
+checks correctness: every test must pass. Then it measures, each in a fresh Python process:
+
+- viewsync, cold: `services.viewtests.test` with a fresh XDG_CACHE_HOME (no class-data-sharing
+  archive yet; the JVM writes one as it exits). Wall time from the process's first line to the
+  results (imports, reading the declarations, Spark start, every test), the Spark start alone,
+  the median per test as the runner reports it (each job's time shared among its tests), and
+  the JVM's peak RSS;
+- viewsync, warm: the same in a new process with the same cache dir (the archive in use);
+- SQLMesh (the anchor): the same tests as a SQLMesh project on DuckDB (the same logic, the
+  Spark SQL transpiled by sqlglot; external models giving the inputs' columns), run through
+  `Context.test()` in a process of the given venv's python: wall from the first line (imports
+  and project load included), the test run alone, and the median per test (measured per test).
+  Skipped with a clear line when no SQLMesh python is given.
+
+    python benchmarks/view_tests.py --sqlmesh-python /work/venv-sqlmesh/bin/python
+    python benchmarks/view_tests.py --views 40 --runs 1            # smaller, no anchor
+
+SQLMesh lives in its own venv, never in viewsync's dependencies:
+    python3 -m venv /work/venv-sqlmesh && /work/venv-sqlmesh/bin/pip install sqlmesh duckdb
+
+Targets (issue 29, 2-core machine): 1,000 tests over 200 views <= 60 s with Spark start,
+JVM peak RSS <= 1 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402 - beside this script
+
+Row = dict[str, Any]
+Inputs = dict[str, list[Row]]  # family (orders, customers...) -> rows
+
+VIEWSYNC_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from pathlib import Path
+from reconciler.services import viewtests
+from reconciler.verify import planning, session
+from reconciler.workspace import Workspace
+root = Path(sys.argv[1])
+ws = Workspace.open(root)
+run = viewtests.test(ws, viewtests.TestRequest())
+wall = time.perf_counter() - t0
+worker = session.worker(planning.settings_of(ws.config))
+rss = worker.peak_rss_mb()
+out = run.to_json()
+bad = [t for t in out["tests"] if t["status"] != "passed"]
+print(json.dumps({"wall_s": wall, "spark_start_s": run.spark_start_seconds, "run_s": run.seconds,
+                  "per_test_s": [t["seconds"] for t in out["tests"]], "summary": out["summary"],
+                  "jvm_peak_rss_mb": rss, "not_passed": bad[:5]}))
+session.PROCESS.close()  # the JVM exits: a cold run writes the class-data-sharing archive now
+"""
+
+SQLMESH_CHILD = r"""
+import io, json, sys, time
+t0 = time.perf_counter()
+from sqlmesh import Context
+from sqlmesh.core.test import runner as test_runner
+durations = []
+
+class Timed(test_runner.ModelTextTestRunner):
+    def run(self, test):
+        started = time.perf_counter()
+        try:
+            return super().run(test)
+        finally:
+            durations.append(time.perf_counter() - started)
+
+test_runner.ModelTextTestRunner = Timed
+ctx = Context(paths=[sys.argv[1]])
+loaded = time.perf_counter()
+result = ctx.test(stream=io.StringIO())
+done = time.perf_counter()
+problems = [str(t) + ": " + str(e).splitlines()[-1] if str(e) else str(t)
+            for t, e in [*result.failures, *result.errors]]
+print(json.dumps({"wall_s": done - t0, "load_s": loaded - t0, "run_s": done - loaded,
+                  "per_test_s": durations, "tests": result.testsRun,
+                  "passed": result.testsRun - len(result.failures) - len(result.errors),
+                  "not_passed": problems[:5]}))
+"""
+
+# ---------------------------------------------------------------- the input tables
+
+FAMILIES: dict[str, list[tuple[str, str]]] = {  # columns as (name, viewsync type)
+    "orders": [("order_id", "bigint"), ("customer_id", "bigint"), ("product_id", "bigint"),
+               ("amount", "decimal(18,2)"), ("quantity", "int"), ("status", "string"), ("ordered_at", "timestamp")],
+    "customers": [("customer_id", "bigint"), ("region", "string"), ("tier", "string")],
+    "products": [("product_id", "bigint"), ("category", "string"), ("price", "decimal(18,2)")],
+    "refunds": [("refund_id", "bigint"), ("order_id", "bigint"), ("amount", "decimal(18,2)")],
+    "regions": [("region", "string"), ("country", "string")],
+}
+DUCKDB_TYPES = {"bigint": "BIGINT", "int": "INT", "string": "TEXT", "timestamp": "TIMESTAMP",
+                "decimal(18,2)": "DECIMAL(18,2)"}
+TABLE_SETS = 10  # src.orders_00 .. src.orders_09 and so on: view i reads set i % 10
+STATUSES = ["completed", "completed", "shipped", "cancelled", "pending"]
+TIERS = ["gold", "silver", "bronze"]
+CATEGORIES = ["books", "games", "tools", "garden", "gift"]
+COUNTRIES = ["FR", "DE", "US", "JP"]
+REGIONS = [f"r{i:02d}" for i in range(12)]
+
+
+def _n(rng: random.Random) -> int:
+    return rng.randint(3, 50)
+
+
+def make_inputs(rng: random.Random, nothing_qualifies: bool) -> Inputs:
+    """One test's rows for every family (a view's template uses 2-5 of them): 3-50 rows each,
+    keys that mostly match, a few that do not."""
+    customers = rng.sample(range(1, 60), _n(rng))
+    products = rng.sample(range(1, 60), _n(rng))
+    orders = []
+    for oid in rng.sample(range(1, 1000), _n(rng)):
+        orders.append({
+            "order_id": oid, "customer_id": rng.choice([*customers, 99]),
+            "product_id": rng.choice([*products, 98]),
+            "amount": Decimal(rng.randint(100, 25000)) / 100, "quantity": rng.randint(1, 5),
+            "status": "cancelled" if nothing_qualifies else rng.choice(STATUSES),
+            "ordered_at": dt.datetime(2026, 1, 1) + dt.timedelta(minutes=rng.randint(0, 5 * 24 * 60))})
+    refunded = [o["order_id"] for o in orders]
+    regions = rng.sample(REGIONS, rng.randint(3, len(REGIONS)))
+    return {
+        "orders": orders,
+        "customers": [{"customer_id": c, "region": rng.choice(REGIONS), "tier": rng.choice(TIERS)}
+                      for c in customers],
+        "products": [{"product_id": p, "category": rng.choice(CATEGORIES),
+                      "price": Decimal(rng.randint(100, 9999)) / 100} for p in products],
+        "refunds": [{"refund_id": i + 1, "order_id": rng.choice([*refunded, 5000]),
+                     "amount": Decimal(rng.randint(1, 3000)) / 100} for i in range(_n(rng))],
+        "regions": [{"region": r, "country": rng.choice(COUNTRIES)} for r in regions],
+    }
+
+
+# ---------------------------------------------------------------- the views: SQL and its meaning in Python
+
+
+def _index(rows: list[Row], key: str) -> dict[Any, list[Row]]:
+    out: dict[Any, list[Row]] = {}
+    for r in rows:
+        out.setdefault(r[key], []).append(r)
+    return out
+
+
+def _joined(i: Inputs, *, products: bool = False, regions: bool = False) -> list[Row]:
+    """orders JOIN customers [JOIN products] [JOIN regions] (inner joins, every match)."""
+    cust, prod, reg = _index(i["customers"], "customer_id"), _index(i["products"], "product_id"), \
+        _index(i["regions"], "region")
+    out = []
+    for o in i["orders"]:
+        for c in cust.get(o["customer_id"], []):
+            for p in (prod.get(o["product_id"], []) if products else [{}]):
+                for g in (reg.get(c["region"], []) if regions else [{}]):
+                    out.append({**{f"o.{k}": v for k, v in o.items()}, **{f"c.{k}": v for k, v in c.items()},
+                                **{f"p.{k}": v for k, v in p.items()}, **{f"g.{k}": v for k, v in g.items()}})
+    return out
+
+
+def _refunded(i: Inputs) -> dict[int, Decimal]:
+    out: dict[int, Decimal] = {}
+    for r in i["refunds"]:
+        out[r["order_id"]] = out.get(r["order_id"], Decimal(0)) + r["amount"]
+    return out
+
+
+def _groups(rows: list[Row], key: Callable[[Row], tuple[Any, ...]]) -> dict[tuple[Any, ...], list[Row]]:
+    out: dict[tuple[Any, ...], list[Row]] = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def revenue_by_region(i: Inputs) -> list[Row]:
+    rows = [r for r in _joined(i) if r["o.status"] == "completed"]
+    return [{"region": k[0], "revenue": sum(r["o.amount"] for r in g), "orders": len(g)}
+            for k, g in _groups(rows, lambda r: (r["c.region"],)).items()]
+
+
+def top_customers(i: Inputs) -> list[Row]:
+    rows = [r for r in _joined(i) if r["o.status"] != "cancelled"]
+    out = [{"customer_id": k[0], "tier": k[1], "spend": sum(r["o.amount"] for r in g)}
+           for k, g in _groups(rows, lambda r: (r["o.customer_id"], r["c.tier"])).items()]
+    return sorted(out, key=lambda r: (-r["spend"], r["customer_id"]))[:3]
+
+
+def _size(amount: Decimal) -> str:
+    return "large" if amount >= 100 else "medium" if amount >= 20 else "small"
+
+
+def order_sizes(i: Inputs) -> list[Row]:
+    rows = [r for r in _joined(i) if r["o.status"] != "cancelled"]
+    return [{"size": k[0], "tier": k[1], "orders": len(g), "units": sum(r["o.quantity"] for r in g)}
+            for k, g in _groups(rows, lambda r: (_size(r["o.amount"]), r["c.tier"])).items()]
+
+
+def category_tiers(i: Inputs) -> list[Row]:
+    rows = [r for r in _joined(i, products=True) if r["o.status"] in ("completed", "shipped")]
+    return [{"category": k[0], "tier": k[1],
+             "completed_amount": sum((r["o.amount"] if r["o.status"] == "completed" else Decimal(0)) for r in g),
+             "buyers": len({r["o.customer_id"] for r in g}), "units": sum(r["o.quantity"] for r in g)}
+            for k, g in _groups(rows, lambda r: (r["p.category"], r["c.tier"])).items()]
+
+
+def daily_revenue(i: Inputs) -> list[Row]:
+    rows = [r for r in _joined(i, products=True) if r["o.status"] == "completed" and r["p.category"] != "gift"]
+    return [{"order_date": k[0], "tier": k[1], "revenue": sum(r["o.amount"] for r in g), "orders": len(g)}
+            for k, g in _groups(rows, lambda r: (r["o.ordered_at"].date(), r["c.tier"])).items()]
+
+
+def net_revenue(i: Inputs) -> list[Row]:
+    refunded = _refunded(i)
+    rows = [r for r in _joined(i, products=True) if r["o.status"] == "completed" and r["p.category"] != "gift"]
+    return [{"region": k[0], "gross": sum(r["o.amount"] for r in g),
+             "net": sum(r["o.amount"] - refunded.get(r["o.order_id"], Decimal(0)) for r in g),
+             "refunded_orders": sum(1 for r in g if r["o.order_id"] in refunded)}
+            for k, g in _groups(rows, lambda r: (r["c.region"],)).items()]
+
+
+def country_categories(i: Inputs) -> list[Row]:
+    refunded = _refunded(i)
+    rows = [r for r in _joined(i, products=True, regions=True)
+            if r["o.status"] == "completed" and refunded.get(r["o.order_id"], Decimal(0)) < r["o.amount"]]
+    out = [{"country": k[0], "category": k[1], "orders": len(g), "revenue": sum(r["o.amount"] for r in g),
+            "largest": max(r["o.amount"] for r in g)}
+           for k, g in _groups(rows, lambda r: (r["g.country"], r["p.category"])).items()]
+    return [r for r in out if r["orders"] >= 1]
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    families: tuple[str, ...]
+    columns: tuple[tuple[str, str], ...]
+    sql: str  # Spark SQL; {s} is the table set's suffix
+    compute: Callable[[Inputs], list[Row]]
+    ordered: bool = False
+
+
+_OC = "FROM src.orders_{s} o\nJOIN src.customers_{s} c ON o.customer_id = c.customer_id\n"
+_P = "JOIN src.products_{s} p ON o.product_id = p.product_id\n"
+_R = ("LEFT JOIN (SELECT order_id, SUM(amount) AS refunded FROM src.refunds_{s} GROUP BY order_id) r\n"
+      "  ON o.order_id = r.order_id\n")
+TEMPLATES = [
+    Template("revenue_by_region", ("orders", "customers"),
+             (("region", "string"), ("revenue", "decimal(28,2)"), ("orders", "bigint")),
+             "SELECT c.region, SUM(o.amount) AS revenue, COUNT(*) AS orders\n" + _OC
+             + "WHERE o.status = 'completed'\nGROUP BY c.region", revenue_by_region),
+    Template("top_customers", ("orders", "customers"),
+             (("customer_id", "bigint"), ("tier", "string"), ("spend", "decimal(28,2)")),
+             "SELECT o.customer_id, c.tier, SUM(o.amount) AS spend\n" + _OC
+             + "WHERE o.status <> 'cancelled'\nGROUP BY o.customer_id, c.tier\n"
+               "ORDER BY spend DESC, o.customer_id\nLIMIT 3", top_customers, ordered=True),
+    Template("order_sizes", ("orders", "customers"),
+             (("size", "string"), ("tier", "string"), ("orders", "bigint"), ("units", "bigint")),
+             "SELECT CASE WHEN o.amount >= 100 THEN 'large' WHEN o.amount >= 20 THEN 'medium' ELSE 'small' END"
+             " AS size,\n  c.tier, COUNT(*) AS orders, SUM(o.quantity) AS units\n" + _OC
+             + "WHERE o.status <> 'cancelled'\nGROUP BY CASE WHEN o.amount >= 100 THEN 'large' "
+               "WHEN o.amount >= 20 THEN 'medium' ELSE 'small' END, c.tier", order_sizes),
+    Template("category_tiers", ("orders", "customers", "products"),
+             (("category", "string"), ("tier", "string"), ("completed_amount", "decimal(28,2)"),
+              ("buyers", "bigint"), ("units", "bigint")),
+             "SELECT p.category, c.tier,\n"
+             "  SUM(CASE WHEN o.status = 'completed' THEN o.amount ELSE 0 END) AS completed_amount,\n"
+             "  COUNT(DISTINCT o.customer_id) AS buyers, SUM(o.quantity) AS units\n" + _OC + _P
+             + "WHERE o.status IN ('completed', 'shipped')\nGROUP BY p.category, c.tier", category_tiers),
+    Template("daily_revenue", ("orders", "customers", "products"),
+             (("order_date", "date"), ("tier", "string"), ("revenue", "decimal(28,2)"), ("orders", "bigint")),
+             "SELECT CAST(o.ordered_at AS DATE) AS order_date, c.tier, SUM(o.amount) AS revenue, "
+             "COUNT(*) AS orders\n" + _OC + _P
+             + "WHERE o.status = 'completed' AND p.category <> 'gift'\n"
+               "GROUP BY CAST(o.ordered_at AS DATE), c.tier", daily_revenue),
+    Template("net_revenue", ("orders", "customers", "products", "refunds"),
+             (("region", "string"), ("gross", "decimal(28,2)"), ("net", "decimal(38,2)"),
+              ("refunded_orders", "bigint")),
+             "SELECT c.region, SUM(o.amount) AS gross,\n"
+             "  SUM(o.amount - COALESCE(r.refunded, 0)) AS net,\n"
+             "  SUM(CASE WHEN r.refunded IS NOT NULL THEN 1 ELSE 0 END) AS refunded_orders\n" + _OC + _P + _R
+             + "WHERE o.status = 'completed' AND p.category <> 'gift'\nGROUP BY c.region", net_revenue),
+    Template("country_categories", ("orders", "customers", "products", "refunds", "regions"),
+             (("country", "string"), ("category", "string"), ("orders", "bigint"), ("revenue", "decimal(28,2)"),
+              ("largest", "decimal(18,2)")),
+             "SELECT g.country, p.category, COUNT(*) AS orders, SUM(o.amount) AS revenue, "
+             "MAX(o.amount) AS largest\n" + _OC + _P + "JOIN src.regions_{s} g ON c.region = g.region\n" + _R
+             + "WHERE o.status = 'completed' AND COALESCE(r.refunded, 0) < o.amount\n"
+               "GROUP BY g.country, p.category\nHAVING COUNT(*) >= 1", country_categories),
+]
+
+
+# ---------------------------------------------------------------- the generated suite
+
+
+def _dump(doc: Any) -> str:
+    """YAML text, through libyaml when present (76,000 rows are slow in pure Python)."""
+    return yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False, width=200)
+
+
+def _plain(v: Any) -> Any:
+    """A value as YAML writes it for both tools: decimals as numbers (exact through repr), times as text."""
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, dt.datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    return v
+
+
+@dataclass
+class Case:
+    name: str
+    given: dict[str, list[Row]]  # table name (src.orders_03) -> rows
+    expected: list[Row]
+
+
+@dataclass
+class View:
+    schema: str
+    name: str
+    template: Template
+    suffix: str
+    cases: list[Case]
+
+    @property
+    def sql(self) -> str:
+        return self.template.sql.format(s=self.suffix)
+
+
+def make_suite(views: int, tests: int, seed: int) -> list[View]:
+    out = []
+    for v in range(views):
+        tpl = TEMPLATES[v % len(TEMPLATES)]
+        suffix = f"{v % TABLE_SETS:02d}"
+        cases = []
+        for k in range(tests):
+            rng = random.Random(f"{seed}:{v}:{k}")
+            inputs = make_inputs(rng, nothing_qualifies=k == tests - 1)
+            given = {f"src.{f}_{suffix}": [{c: _plain(x) for c, x in r.items()} for r in inputs[f]]
+                     for f in tpl.families}
+            expected = [{c: _plain(x) for c, x in r.items()} for r in tpl.compute(inputs)]
+            name = "nothing_qualifies_no_rows" if k == tests - 1 else f"{tpl.name}_case_{k}"
+            cases.append(Case(name, given, expected))
+        out.append(View(f"marts_{v // 20:02d}", f"v_{v:04d}_{tpl.name}", tpl, suffix, cases))
+    return out
+
+
+def write_config(root: Path, spark_conf: dict[str, str] | None = None) -> None:
+    config: dict[str, Any] = {"version": 1, "project": "bench", "state": "sqlite:///.viewsync/state.db",
+                              "catalogs": {"local": {"type": "managed", "url": "sqlite:///.viewsync/catalog.db"}}}
+    if spark_conf:
+        config["spark"] = {"conf": spark_conf}
+    (root / "viewsync.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def write_viewsync(root: Path, suite: list[View]) -> None:
+    write_config(root)
+    (root / "sources" / "local").mkdir(parents=True, exist_ok=True)
+    (root / "sources" / "local" / "src.yaml").write_text(yaml.safe_dump({
+        "catalog": "local", "schema": "src",
+        "tables": [{"name": f"{f}_{s:02d}", "columns": [{"name": n, "type": t} for n, t in cols]}
+                   for s in range(TABLE_SETS) for f, cols in FAMILIES.items()]}, sort_keys=False))
+    (root / "views" / "local").mkdir(parents=True, exist_ok=True)
+    by_schema: dict[str, list[dict[str, Any]]] = {}
+    for v in suite:
+        tests = []
+        for c in v.cases:
+            expect: dict[str, Any] = {"rows": c.expected} if c.expected else {"empty": True}
+            if v.template.ordered and c.expected:
+                expect["ordered"] = True
+            tests.append({"name": c.name, "given": {t: {"rows": rows} for t, rows in c.given.items()},
+                          "expect": expect})
+        by_schema.setdefault(v.schema, []).append({
+            "name": v.name, "columns": [{"name": n, "type": t} for n, t in v.template.columns],
+            "representations": [{"dialect": "spark", "sql": v.sql}], "tests": tests})
+    for schema, docs in by_schema.items():
+        (root / "views" / "local" / f"{schema}.yaml").write_text(
+            _dump({"catalog": "local", "schema": schema, "views": docs}))
+
+
+def write_sqlmesh(root: Path, suite: list[View]) -> None:
+    (root / "config.yaml").write_text(
+        "gateways:\n  local:\n    connection: {type: duckdb}\ndefault_gateway: local\n"
+        "model_defaults: {dialect: duckdb}\n")
+    (root / "external_models.yaml").write_text(yaml.safe_dump([
+        {"name": f"src.{f}_{s:02d}", "columns": {n: DUCKDB_TYPES[t] for n, t in cols}}
+        for s in range(TABLE_SETS) for f, cols in FAMILIES.items()], sort_keys=False))
+    (root / "tests").mkdir(parents=True, exist_ok=True)
+    by_schema: dict[str, dict[str, Any]] = {}
+    for v in suite:
+        (root / "models" / v.schema).mkdir(parents=True, exist_ok=True)
+        duck = sqlglot.transpile(v.sql, read="spark", write="duckdb", pretty=True)[0]
+        (root / "models" / v.schema / f"{v.name}.sql").write_text(
+            f"MODEL (name {v.schema}.{v.name}, kind VIEW);\n\n{duck}\n")
+        for c in v.cases:
+            by_schema.setdefault(v.schema, {})[f"test_{v.name}__{c.name}"] = {
+                "model": f"{v.schema}.{v.name}", "inputs": {t: {"rows": rows} for t, rows in c.given.items()},
+                "outputs": {"query": {"rows": c.expected}}}
+    for schema, doc in by_schema.items():
+        (root / "tests" / f"test_{schema}.yaml").write_text(_dump(doc))
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def _child(cmd: list[str], env: dict[str, str], what: str) -> dict[str, Any]:
+    load = os.getloadavg()[0]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise SystemExit(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["load"] = load
+    return result
+
+
+def viewsync_run(root: Path, cache: Path) -> dict[str, Any]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONWARNINGS": "ignore"}
+    return _child([sys.executable, "-c", VIEWSYNC_CHILD, str(root)], env, "viewsync test")
+
+
+def sqlmesh_run(python: str, root: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "SQLMESH__DISABLE_ANONYMIZED_ANALYTICS": "1"}
+    return _child([python, "-c", SQLMESH_CHILD, str(root)], env, "sqlmesh test")
+
+
+def _fmt(values: list[float], digits: int = 1) -> str:
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def _loads(runs: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{r['load']:.2f}" for r in runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--views", type=int, default=200)
+    ap.add_argument("--tests-per-view", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=1, help="warm viewsync runs and SQLMesh runs (the cold run is one)")
+    ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--sqlmesh-python", help="the python of a venv with sqlmesh and duckdb (the anchor)")
+    ap.add_argument("--keep", type=Path, help="write the generated projects here and keep them")
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="also measure one more warm viewsync run with this Spark conf (viewsync.yaml spark.conf)")
+    args = ap.parse_args()
+    extra_conf = dict(kv.split("=", 1) for kv in args.spark_conf)
+
+    print(machine.describe())
+    started = time.perf_counter()
+    suite = make_suite(args.views, args.tests_per_view, args.seed)
+    n_tests = sum(len(v.cases) for v in suite)
+    rows_per_input = [len(r) for v in suite for c in v.cases for r in c.given.values()]
+    inputs_per_view = [len(v.template.families) for v in suite]
+    with tempfile.TemporaryDirectory(prefix="viewsync-tests-bench-") as tmp:
+        base = args.keep or Path(tmp)
+        vs_root, sm_root, cache = base / "viewsync", base / "sqlmesh", base / "xdg-cache"
+        for d in (vs_root, sm_root, cache):
+            d.mkdir(parents=True, exist_ok=True)
+        write_viewsync(vs_root, suite)
+        write_sqlmesh(sm_root, suite)
+        print(f"generated {n_tests} tests over {len(suite)} views ({min(inputs_per_view)}-{max(inputs_per_view)} "
+              f"inputs per view, {statistics.mean(inputs_per_view):.1f} on average; {min(rows_per_input)}-"
+              f"{max(rows_per_input)} rows per input, {sum(rows_per_input)} rows given in all; "
+              f"{sum(len(v.cases) for v in suite if v.template.ordered)} tests ordered) "
+              f"in {time.perf_counter() - started:.1f} s")
+
+        cold = viewsync_run(vs_root, cache)
+        warm = [viewsync_run(vs_root, cache) for _ in range(args.runs)]
+        tuned: list[dict[str, Any]] = []
+        if extra_conf:
+            write_config(vs_root, extra_conf)
+            tuned = [viewsync_run(vs_root, cache)]
+        anchor: list[dict[str, Any]] = []
+        skipped = None
+        if not args.sqlmesh_python:
+            skipped = "SQLMesh anchor skipped: no --sqlmesh-python given"
+        elif not Path(args.sqlmesh_python).exists():
+            skipped = f"SQLMesh anchor skipped: {args.sqlmesh_python} does not exist"
+        else:
+            anchor = [sqlmesh_run(args.sqlmesh_python, sm_root) for _ in range(args.runs)]
+
+    print()
+    print("| measurement | runs | median (min-max) | target | load (1 min) at start |")
+    print("|---|---:|---:|---:|---|")
+    table: list[tuple[str, list[dict[str, Any]], str, int, str]] = [
+        ("viewsync cold CDS: wall incl. Spark start (s)", [cold], "wall_s", 1, "≤ 60"),
+        ("  of which Spark start (s)", [cold], "spark_start_s", 1, ""),
+        ("  of which running the tests (s)", [cold], "run_s", 1, ""),
+        ("  JVM peak RSS (MB)", [cold], "jvm_peak_rss_mb", 0, "≤ 1024"),
+        ("viewsync warm CDS: wall incl. Spark start (s)", warm, "wall_s", 1, "≤ 60"),
+        ("  of which Spark start (s)", warm, "spark_start_s", 1, ""),
+        ("  of which running the tests (s)", warm, "run_s", 1, ""),
+        ("  JVM peak RSS (MB)", warm, "jvm_peak_rss_mb", 0, "≤ 1024"),
+    ]
+    for name, runs, key, digits, target in table:
+        print(f"| {name} | {len(runs)} | {_fmt([float(r[key] or 0) for r in runs], digits)} | {target} | "
+              f"{_loads(runs)} |")
+    if tuned:
+        for name, key, digits in (("wall incl. Spark start (s)", "wall_s", 1),
+                                  ("  of which running the tests (s)", "run_s", 1),
+                                  ("  JVM peak RSS (MB)", "jvm_peak_rss_mb", 0)):
+            label = "viewsync warm, with --spark-conf: " if not name.startswith(" ") else ""
+            print(f"| {label}{name} | 1 | {_fmt([float(r[key] or 0) for r in tuned], digits)} | | "
+                  f"{_loads(tuned)} |")
+    for label, runs in (("cold", [cold]), ("warm", warm)):
+        med = [statistics.median(r["per_test_s"]) * 1000 for r in runs]
+        mean = [r["wall_s"] / n_tests * 1000 for r in runs]
+        print(f"| viewsync {label}: median per test, runner's share (ms) | {len(runs)} | {_fmt(med)} | | "
+              f"{_loads(runs)} |")
+        print(f"| viewsync {label}: wall / tests (ms) | {len(runs)} | {_fmt(mean)} | | {_loads(runs)} |")
+    if anchor:
+        print(f"| SQLMesh on DuckDB: wall incl. import and project load (s) | {len(anchor)} | "
+              f"{_fmt([r['wall_s'] for r in anchor])} | | {_loads(anchor)} |")
+        print(f"|  of which loading the project (s) | {len(anchor)} | {_fmt([r['load_s'] for r in anchor])} | | "
+              f"{_loads(anchor)} |")
+        print(f"|  of which running the tests (s) | {len(anchor)} | {_fmt([r['run_s'] for r in anchor])} | | "
+              f"{_loads(anchor)} |")
+        print(f"| SQLMesh: median per test, measured per test (ms) | {len(anchor)} | "
+              f"{_fmt([statistics.median(r['per_test_s']) * 1000 for r in anchor])} | | {_loads(anchor)} |")
+        print(f"| SQLMesh: wall / tests (ms) | {len(anchor)} | "
+              f"{_fmt([r['wall_s'] / n_tests * 1000 for r in anchor])} | | {_loads(anchor)} |")
+        sm = statistics.median(r["wall_s"] for r in anchor)
+        sm_run = statistics.median(r["run_s"] for r in anchor)
+        vs_warm = statistics.median(r["wall_s"] for r in warm)
+        vs_run = statistics.median(r["run_s"] for r in warm)
+        print(f"| ratio viewsync / SQLMesh, wall: cold, warm | | {cold['wall_s'] / sm:.2f}, {vs_warm / sm:.2f} | | |")
+        print(f"| ratio viewsync / SQLMesh, running the tests only (warm) | | {vs_run / sm_run:.2f} | | |")
+    print()
+    if skipped:
+        print(skipped)
+
+    ok = True
+    if tuned:
+        print("--spark-conf: " + ", ".join(f"{k}={v}" for k, v in extra_conf.items()))
+    for label, runs in (("viewsync cold", [cold]), ("viewsync warm", warm), ("viewsync with --spark-conf", tuned)):
+        for r in runs:
+            s = r["summary"]
+            print(f"{label}: {s['tests']} tests, {s['passed']} passed, {s['failed']} failed, {s['error']} errors")
+            if s["tests"] != n_tests or s["passed"] != n_tests:
+                ok = False
+                for t in r["not_passed"]:
+                    print(f"  {t['location']['file']}:{t['location']['line']} {t['name']}: "
+                          f"{t.get('error') or t.get('difference', {}).get('message')}")
+    for r in anchor:
+        print(f"SQLMesh: {r['tests']} tests, {r['passed']} passed")
+        if r["tests"] != n_tests or r["passed"] != n_tests:
+            ok = False
+            for p in r["not_passed"]:
+                print(f"  {p}")
+    print(f"{machine.describe()}; benchmark took {time.perf_counter() - started:.0f} s")
+    if not ok:
+        raise SystemExit("CORRECTNESS: not every test passed in every run (see above)")
+
+
+if __name__ == "__main__":
+    main()
