@@ -3,15 +3,32 @@ repository whose `spark.live` reads it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.adapters.metastore.hms.conftest import database, hms_client, metastore, spark
+from tests.adapters.metastore.hms.conftest import Metastore, database, hms_client, metastore
+from tests.helpers.hive_spark import HiveSpark
 from tests.helpers.repos import write_repo
+from tests.helpers.servers import backend_unavailable
 
-__all__ = ["database", "hms_client", "metastore", "spark"]  # the fixtures, imported so pytest finds them
+__all__ = ["database", "hms_client", "metastore"]  # the fixtures, imported so pytest finds them
+
+
+@pytest.fixture(scope="session")
+def spark(metastore: Metastore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveSpark]:
+    """Spark with Hive support on the metastore, in a child process (this process may already
+    hold a SparkSession of another kind): the tests write their parquet tables with it."""
+    try:
+        session = HiveSpark(metastore.uri, tmp_path_factory.mktemp("seed-spark"))
+    except RuntimeError as exc:
+        backend_unavailable(str(exc))
+    try:
+        yield session
+    finally:
+        session.close()
 
 
 @pytest.fixture(autouse=True)
