@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -463,6 +463,106 @@ def impact(
     from reconciler.services import spark as spark_service
 
     out(ctx, spark_service.impact(_open(ctx), _parse_view(view), fmt))
+
+
+def _review_progress(ctx: typer.Context) -> Any:
+    """Data review progress on stderr: a line rewritten in place on a terminal (the view, then
+    Spark's stages), plain lines otherwise (one per view, Spark's stages at most every 10 s)."""
+    import time
+
+    from reconciler.services.review import Progress
+
+    tty = sys.stderr.isatty()
+    state: dict[str, Any] = {"view": "", "last": 0.0}
+
+    def view(i: int, n: int, vid: ViewId, what: str) -> None:
+        state["view"] = f"{what} {i}/{n} {vid}"
+        if tty:
+            sys.stderr.write("\r\x1b[K" + str(state["view"]))
+        else:
+            err(ctx, f"{state['view']}")
+        sys.stderr.flush()
+
+    def stages(info: dict[str, Any]) -> None:
+        text = ", ".join(f"stage {s['stage']}: {s['done']}/{s['total']} tasks" for s in info.get("stages", []))
+        now = time.monotonic()
+        if tty:
+            sys.stderr.write(f"\r\x1b[K{state['view']}: {text}")
+            sys.stderr.flush()
+        elif now - float(state["last"]) >= 10:
+            state["last"] = now
+            err(ctx, f"{state['view']}: {text}")
+
+    def done() -> None:
+        if tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+    return Progress(view=view, stages=stages), done
+
+
+@app.command("diff")
+def diff_(
+    ctx: typer.Context,
+    select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view (repeatable).")] = None,
+    base: Annotated[str | None, typer.Option(help="Only views whose declarations changed since this git ref.")] = None,
+    where: Annotated[str | None, typer.Option(help="Spark SQL condition restricting both sides' rows.")] = None,
+    sample: Annotated[int, typer.Option(help="Example rows per class (added, removed, changed...).")] = 5,
+    dependents: Annotated[bool, typer.Option("--dependents", help="Also diff declared views that read a "
+                                                                  "changed view.")] = False,
+    fmt: Format = OutputFormat.TEXT,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
+) -> None:
+    """What the pending change does to each view's rows: live vs declared SQL on live data (Spark, read-only)."""
+    from reconciler.services import review as review_service
+
+    ws = _open(ctx)
+    progress, done = _review_progress(ctx)
+    try:
+        report = review_service.diff(ws, review_service.DiffRequest(tuple(select or ()), base, where, sample,
+                                                                    dependents), progress)
+    finally:
+        done()
+    from reconciler.review import render as review_render
+
+    review_service.announce(ws, report)
+    text = {OutputFormat.JSON: review_render.as_json, OutputFormat.MARKDOWN: review_render.diff_markdown}.get(
+        fmt, review_render.diff_text)(report)
+    if out_file:
+        out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
+    out(ctx, text)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@app.command("check")
+def check_(
+    ctx: typer.Context,
+    select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view (repeatable).")] = None,
+    definition: Annotated[str, typer.Option(help="declared: the pending SQL (before apply); live: what is "
+                                                 "deployed.")] = "declared",
+    fmt: Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")] = TestFormat.TEXT,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the report here.")] = None,
+) -> None:
+    """Evaluate the views' `checks:` on live data (Spark, read-only); exit 1 when an error check fails."""
+    from reconciler.services import review as review_service
+
+    ws = _open(ctx)
+    progress, done = _review_progress(ctx)
+    try:
+        report = review_service.check(ws, review_service.CheckRequest(tuple(select or ()), definition), progress)
+    finally:
+        done()
+    from reconciler.review import render as review_render
+
+    review_service.announce(ws, report)
+    text = {TestFormat.JSON: review_render.as_json, TestFormat.MARKDOWN: review_render.checks_markdown,
+            TestFormat.JUNIT: review_render.checks_junit}.get(fmt, review_render.checks_text)(report)
+    if out_file:
+        out_file.write_text(redact(text, ws.config.secrets), encoding="utf-8")
+    out(ctx, text)
+    if report.failed:
+        raise typer.Exit(1)
 
 
 @app.command("force-unlock")

@@ -74,7 +74,9 @@ def run_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_names
     kind = str(event["type"])
     if kind == "tests.finished":
         return _tests_event(event, namespaces, job_namespace)
-    if not kind.startswith("view.") or kind.endswith(".pre"):
+    if kind == "checks.finished":
+        return checks_event(event, namespaces, job_namespace)
+    if not kind.startswith("view.") or kind.endswith(".pre") or kind == "view.diffed":
         return None
     data = event["data"]
     view = data["view"]
@@ -132,6 +134,50 @@ def run_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_names
         producer=PRODUCER,
     )
 
+
+def checks_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_namespace: str) -> Any:
+    """A `checks.finished` event as a COMPLETE run of the job `<view>.checks` whose input is the
+    view, with the dataQualityAssertions facet (one assertion per check) and the
+    dataQualityMetrics facet (row count, null counts of the not_null columns)."""
+    from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
+    from openlineage.client.facet_v2 import (
+        data_quality_assertions_dataset,
+        data_quality_metrics_input_dataset,
+        job_type_job,
+    )
+
+    data = event["data"]
+    view = data["view"]
+    catalog = view["catalog"]
+    name = f"{view['schema']}.{view['name']}"
+    assertions = [data_quality_assertions_dataset.Assertion(
+        assertion=str(c["kind"]), success=c["status"] == "pass", column=_check_column(c), severity=c["severity"],
+        name=f"checks[{c['index']}]", actual=None if c.get("failing") is None else str(c["failing"]))
+        for c in data.get("checks", []) if c["status"] != "error"]
+    metrics = data_quality_metrics_input_dataset.DataQualityMetricsInputDatasetFacet(
+        rowCount=data.get("rows"), columnMetrics={
+            col: data_quality_metrics_input_dataset.ColumnMetrics(nullCount=n)
+            for col, n in (data.get("null_counts") or {}).items()}, producer=PRODUCER)
+    asserted = data_quality_assertions_dataset.DataQualityAssertionsDatasetFacet(assertions=assertions,
+                                                                                 producer=PRODUCER)
+    facets: dict[str, Any] = {"dataQualityAssertions": asserted, "dataQualityMetrics": metrics}
+    job_facets: dict[str, Any] = {"jobType": job_type_job.JobTypeJobFacet(
+        processingType="BATCH", integration="VIEWSYNC", jobType="CHECK", producer=PRODUCER)}
+    return RunEvent(
+        eventType=RunState.COMPLETE, eventTime=str(event["time"]), run=Run(runId=str(event["id"])),
+        job=Job(namespace=job_namespace, name=f"{catalog}.{name}.checks", facets=job_facets),
+        inputs=[InputDataset(namespace=namespaces.get(catalog, f"viewsync://{catalog}"), name=name,
+                             inputFacets=facets)],
+        outputs=[], producer=PRODUCER)
+
+
+def _check_column(check: Mapping[str, Any]) -> str | None:
+    args = check.get("args")
+    if isinstance(args, list) and len(args) == 1:
+        return str(args[0])
+    if isinstance(args, dict) and args.get("column"):
+        return str(args["column"])
+    return None
 
 def _tests_event(event: Mapping[str, Any], namespaces: Mapping[str, str], job_namespace: str) -> Any:
     """A run of view tests: each tested view an input dataset whose `dataQualityAssertions`

@@ -1,0 +1,234 @@
+"""The diff's SQL (pure): two registered relations, BEFORE (the live definition) and AFTER (the
+declared one), compared in Spark. Only aggregates and `sample` rows per class come back.
+
+With a key: both sides carry `COUNT(*)` and `ROW_NUMBER()` over their key (one shuffle by key,
+which the full outer join on the key reuses), so duplicate keys are counted exactly and every
+row is counted once although duplicates multiply in the join. Without a key: a multiset diff,
+both sides' rows grouped by all common columns (`only before` = Σ max(nb - na, 0)).
+
+Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CLASSES = ("removed", "added", "changed", "duplicate")
+_NOT_COMPARABLE = ("map", "struct", "array", "binary", "variant")
+
+
+def q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def lit(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass(frozen=True)
+class Col:
+    name: str
+    type: str
+    numeric: bool = False
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> Col:
+        return cls(str(d["name"]), str(d["type"]), bool(d.get("numeric")))
+
+
+@dataclass
+class Layout:
+    """How the two results line up: columns by name (case-insensitive, Spark's default)."""
+
+    before: list[Col]
+    after: list[Col]
+    key: tuple[str, ...] | None
+    common: list[tuple[int, int]] = field(default_factory=list)  # (before index, after index)
+    removed: list[int] = field(default_factory=list)  # before indexes only there
+    added: list[int] = field(default_factory=list)  # after indexes only there
+    retyped: list[tuple[int, int]] = field(default_factory=list)
+    key_pairs: list[tuple[int, int]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, before: list[Col], after: list[Col], key: tuple[str, ...] | None) -> Layout:
+        out = cls(before, after, key)
+        after_at = {c.name.lower(): i for i, c in enumerate(after)}
+        before_names = {c.name.lower() for c in before}
+        for i, c in enumerate(before):
+            j = after_at.get(c.name.lower())
+            if j is None:
+                out.removed.append(i)
+                continue
+            out.common.append((i, j))
+            if _base(c.type) != _base(after[j].type) or c.type != after[j].type:
+                out.retyped.append((i, j))
+        out.added = [j for j, c in enumerate(after) if c.name.lower() not in before_names]
+        if key:
+            before_at = {c.name.lower(): i for i, c in enumerate(before)}
+            missing = [k for k in key if k.lower() not in before_at or k.lower() not in after_at]
+            if missing:
+                side = "live" if any(k.lower() not in before_at for k in missing) else "declared"
+                raise KeyError(f"key column {missing[0]!r} is not a column of the {side} result")
+            out.key_pairs = [(before_at[k.lower()], after_at[k.lower()]) for k in key]
+        return out
+
+    def compared(self) -> list[tuple[int, int]]:
+        """Common columns that are not key columns: the ones whose changes are counted."""
+        keys = set(self.key_pairs)
+        return [p for p in self.common if p not in keys]
+
+
+def _base(t: str) -> str:
+    return t.split("(")[0].split("<")[0].lower()
+
+
+def _comparable(c: Col) -> bool:
+    return _base(c.type) not in _NOT_COMPARABLE
+
+
+def _differs(layout: Layout, i: int, j: int) -> str:
+    b, a = layout.before[i], layout.after[j]
+    if (i, j) in layout.retyped or not _comparable(b) or not _comparable(a):
+        return f"NOT (CAST(b_{i} AS STRING) <=> CAST(a_{j} AS STRING))"
+    return f"NOT (b_{i} <=> a_{j})"
+
+
+def _side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[int] | None) -> str:
+    sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
+    if keys is not None:
+        part = ", ".join(q(cols[k].name) for k in keys)
+        sel += [f"COUNT(1) OVER (PARTITION BY {part}) AS {prefix}__n",
+                f"ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY {part}) AS {prefix}__rn",
+                "(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn"]
+    return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+
+
+def _joined(layout: Layout, before: str, after: str, where: str | None) -> str:
+    kb = [i for i, _ in layout.key_pairs]
+    ka = [j for _, j in layout.key_pairs]
+    on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
+    differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
+    cls = ("CASE WHEN b__n IS NULL THEN 'added' WHEN a__n IS NULL THEN 'removed' "
+           "WHEN b__n > 1 OR a__n > 1 THEN 'duplicate' "
+           f"WHEN {differs} THEN 'changed' ELSE 'unchanged' END")
+    return (f"WITH b AS ({_side(before, layout.before, 'b', where, kb)}),\n"
+            f"a AS ({_side(after, layout.after, 'a', where, ka)}),\n"
+            f"j AS (SELECT b.*, a.*, {cls} AS __c FROM b FULL OUTER JOIN a ON {on})\n")
+
+
+ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row exactly once
+ONCE_A = "a__n IS NOT NULL AND (b__n IS NULL OR b__rn = 1)"
+
+
+def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """One row: counts per class, duplicates and NULL keys per side, per-column change counts
+    (`ch_<b>_<a>`), sums and means of numeric columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
+
+    def count(cond: str) -> str:
+        return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
+
+    agg = [f"{count(ONCE_B)} AS rows_before", f"{count(ONCE_A)} AS rows_after"]
+    agg += [f"{count(f'__c = {lit(c)}')} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    # duplicate: keys on both sides, duplicated on at least one (their rows are not compared)
+    agg.append(f"{count('__c = ' + lit('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
+    agg += [f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
+            f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
+            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
+            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
+            f"{count(f'{ONCE_B} AND b__kn')} AS null_keys_before",
+            f"{count(f'{ONCE_A} AND a__kn')} AS null_keys_after"]
+    agg += [count("__c = 'changed' AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}" for i, j in layout.compared()]
+    agg += _numeric_aggs(layout)
+    return _joined(layout, before, after, where) + "SELECT " + ",\n  ".join(agg) + " FROM j"
+
+
+def _numeric_aggs(layout: Layout) -> list[str]:
+    out = []
+    for i, c in enumerate(layout.before):
+        if c.numeric:
+            out += [f"SUM(CASE WHEN {ONCE_B} THEN b_{i} END) AS sb_{i}",
+                    f"AVG(CASE WHEN {ONCE_B} THEN b_{i} END) AS mb_{i}"]
+    for j, c in enumerate(layout.after):
+        if c.numeric:
+            out += [f"SUM(CASE WHEN {ONCE_A} THEN a_{j} END) AS sa_{j}",
+                    f"AVG(CASE WHEN {ONCE_A} THEN a_{j} END) AS ma_{j}"]
+    return out
+
+
+def keyed_stats_and_samples(layout: Layout, before: str, after: str, where: str | None, sample: int) -> str:
+    """`keyed_stats` and up to `sample` rows of every class in ONE query of (`kind`, `payload`
+    JSON) rows: both branches read the same shuffles of the two sides (Spark reuses an exchange
+    that appears twice in a plan), so the views are scanned and shuffled once."""
+    stats = keyed_stats(layout, before, after, where)
+    head, select = stats.rsplit("SELECT ", 1)
+    aggs = select.rsplit(" FROM j", 1)[0].split(",\n  ")
+    pairs = ", ".join(f"{lit(a.rsplit(' AS ', 1)[1])}, {a.rsplit(' AS ', 1)[0]}" for a in aggs)
+    order = ", ".join([f"b_{i}" for i, _ in layout.key_pairs] + [f"a_{j}" for _, j in layout.key_pairs])
+    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
+    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
+    keep = "map('ignoreNullFields', 'false')"
+    # the side columns the stats read, read here too: both branches then share the same shuffles
+    sides = "named_struct('bn', b__n, 'br', b__rn, 'bk', b__kn, 'an', a__n, 'ar', a__rn, 'ak', a__kn)"
+    row = (f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols}), "
+           f"'x', {sides}), {keep})")
+    wanted = ", ".join(lit(c) for c in CLASSES)
+    return (head + f"SELECT 'stats' AS kind, to_json(named_struct({pairs}), {keep}) AS payload FROM j\n"
+            f"UNION ALL SELECT 'sample' AS kind, {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER "
+            f"(PARTITION BY __c ORDER BY {order}) AS __s FROM j WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
+
+
+def _grouped(layout: Layout, before: str, after: str, where: str | None) -> str:
+    def proj(cols: list[Col], idx: list[int], side: str) -> str:
+        out = []
+        for n, k in enumerate(idx):
+            c = cols[k]
+            expr = q(c.name)
+            if not _comparable(c) or any((p[0] if side == 'b' else p[1]) == k for p in layout.retyped):
+                expr = f"CAST({expr} AS STRING)"
+            out.append(f"{expr} AS c_{n}")
+        return ", ".join(out) if out else "1 AS c_0"
+
+    bi = [i for i, _ in layout.common]
+    ai = [j for _, j in layout.common]
+    w = f" WHERE {where}" if where else ""
+    names = ", ".join(f"c_{n}" for n in range(max(len(bi), 1)))
+    return (f"WITH u AS (SELECT {proj(layout.before, bi, 'b')}, 1 AS __b, 0 AS __a FROM {q(before)}{w}\n"
+            f"  UNION ALL SELECT {proj(layout.after, ai, 'a')}, 0 AS __b, 1 AS __a FROM {q(after)}{w}),\n"
+            f"g AS (SELECT {names}, SUM(__b) AS nb, SUM(__a) AS na FROM u GROUP BY {names})\n")
+
+
+def multiset_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """One row: rows per side, rows only before / only after (multiset), sums and means of
+    common numeric columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
+    agg = ["SUM(nb) AS rows_before", "SUM(na) AS rows_after", "SUM(GREATEST(nb - na, 0)) AS n_removed",
+           "SUM(GREATEST(na - nb, 0)) AS n_added", "SUM(LEAST(nb, na)) AS n_unchanged"]
+    for n, (i, j) in enumerate(layout.common):
+        if layout.before[i].numeric and (i, j) not in layout.retyped:
+            agg += [f"SUM(c_{n} * nb) AS sb_{i}", f"SUM(c_{n} * nb) / SUM(CASE WHEN c_{n} IS NOT NULL THEN nb END) "
+                    f"AS mb_{i}", f"SUM(c_{n} * na) AS sa_{j}",
+                    f"SUM(c_{n} * na) / SUM(CASE WHEN c_{n} IS NOT NULL THEN na END) AS ma_{j}"]
+    return _grouped(layout, before, after, where) + "SELECT " + ",\n  ".join(agg) + " FROM g"
+
+
+def multiset_samples(layout: Layout, before: str, after: str, where: str | None, sample: int) -> str:
+    """Up to `sample` distinct rows only before (`removed`) and only after (`added`), with how
+    many times (`__k`); columns `c_<n>` in the order of `layout.common`."""
+    names = ", ".join(f"c_{n}" for n in range(max(len(layout.common), 1)))
+    return (_grouped(layout, before, after, where)
+            + f"SELECT __c, __k, {names} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __c ORDER BY {names}) "
+            f"AS __s FROM (SELECT *, CASE WHEN nb > na THEN 'removed' ELSE 'added' END AS __c, "
+            f"ABS(nb - na) AS __k FROM g WHERE nb <> na)) WHERE __s <= {int(sample)} ORDER BY __c, __s")
+
+
+def one_side(rel: str, cols: list[Col], where: str | None) -> str:
+    """Rows, sums and means of a view that exists on one side only (created or dropped)."""
+    agg = ["COUNT(1) AS n_rows"]
+    for i, c in enumerate(cols):
+        if c.numeric:
+            agg += [f"SUM({q(c.name)}) AS s_{i}", f"AVG({q(c.name)}) AS m_{i}"]
+    return f"SELECT {', '.join(agg)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+
+
+def rows_of(rel: str, where: str | None) -> str:
+    return f"SELECT * FROM {q(rel)}" + (f" WHERE {where}" if where else "")

@@ -1,0 +1,343 @@
+"""`viewsync diff` and `viewsync check`: data review on live data, by the review's read-only
+Spark (reconciler/review/). Which views, with which definitions, read through which catalog."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reconciler.core.errors import UserError
+from reconciler.core.model import ViewId, ViewSpec
+
+if TYPE_CHECKING:
+    from reconciler.review.catalogs import Reader
+    from reconciler.review.model import CheckReport, DiffReport
+    from reconciler.review.session import LiveSpark
+    from reconciler.source.declarations import Declarations
+    from reconciler.workspace import Workspace
+
+Say = Callable[[str], None]  # a progress line (per view), or Spark's stages
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    select: tuple[str, ...] = ()  # globs over catalog.schema.view
+    base: str | None = None  # only views whose declarations changed since this git ref
+    where: str | None = None  # a Spark SQL condition over the view's columns, both sides
+    sample: int = 5
+    dependents: bool = False  # also declared views that read a changed view
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    select: tuple[str, ...] = ()
+    definition: str = "declared"  # declared | live
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a use case reports while Spark works: `view(i, n, view, what)` once per view,
+    `stages(info)` for Spark's active stages ({"stages": [{"stage", "done", "total"}]})."""
+
+    view: Callable[[int, int, ViewId, str], None] = lambda i, n, v, what: None
+    stages: Callable[[dict[str, Any]], None] = lambda info: None
+
+
+def _review(decl: Declarations, vid: ViewId) -> Any:
+    """The view's review declarations (key, checks), or None before they exist."""
+    return (getattr(decl, "review", None) or {}).get(vid)
+
+
+def key_of(decl: Declarations, vid: ViewId) -> tuple[str, ...] | None:
+    review = _review(decl, vid)
+    key = getattr(review, "key", None)
+    return tuple(key) if key else None
+
+
+def checks_of(decl: Declarations, vid: ViewId) -> tuple[Any, ...]:
+    return tuple(getattr(_review(decl, vid), "checks", ()) or ())
+
+
+def _spark(ws: Workspace, readers: Mapping[str, Reader]) -> LiveSpark:
+    from reconciler.review import catalogs, session
+
+    work = session.work_dir()
+    conf = catalogs.session_conf(ws.config, dict(readers), work)
+    spark = session.PROCESS.get(conf, ws.config.spark.live.python)
+    spark.fresh()
+    return spark
+
+
+def _spark_info(ws: Workspace, spark: LiveSpark | None) -> dict[str, Any]:
+    live = ws.config.spark.live
+    return {"master": live.master or ws.config.spark.master, "version": spark.spark_version if spark else None,
+            "driver_peak_rss_mb": round(rss) if spark and (rss := spark.peak_rss_mb()) else None}
+
+
+def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -> DiffReport:
+    """The diff of every view the plan would create, update or drop (and, with `dependents`,
+    every declared view reading one of them): live definition vs declared one over the same
+    live tables, evaluated by the review's Spark, read-only.
+
+    Args:
+        ws: the repository, opened.
+        request: which views (select, base), the row filter, the sample size, dependents.
+        progress: per-view and Spark stage progress.
+
+    Returns:
+        The report: one ViewDiff per view (status `error` when a side fails in Spark,
+        `skipped` when its catalog cannot be read by Spark, with the reason).
+
+    Raises:
+        ValidationFailed: the declarations are bad.
+        UserError: `base` is not a git ref; Spark cannot start.
+        ViewsyncError: a catalog cannot be read.
+    """
+    from reconciler.plan.planner import PlanScope
+    from reconciler.plan.scope import plan_options
+    from reconciler.review import catalogs, engine
+    from reconciler.review.model import DiffReport, ViewDiff
+    from reconciler.source import gitsrc
+
+    if request.sample < 0:
+        raise UserError("--sample must be 0 or more")
+    decl = ws.declarations()
+    opts = plan_options(ws.config, PlanScope(select=request.select))
+    plan, snapshots = ws.plan(opts, decl, None)
+    actions = [a for a in plan.actions if a.action in ("create", "update", "drop", "adopt")]
+    if request.base:
+        from reconciler.plan.yaml_changes import declaration_changes
+
+        changed = {c.view for c in declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)}
+        actions = [a for a in actions if a.view in changed]
+    readers = catalogs.readers(ws.config)
+    report = DiffReport(where=request.where, sample=request.sample)
+    todo: list[tuple[ViewId, str, ViewSpec | None, ViewSpec | None]] = []
+    for act in actions:
+        kind: str = "update" if act.action == "adopt" else act.action
+        todo.append((act.view, kind, act.before if kind != "create" else None,
+                     act.desired if kind != "drop" else None))
+    if request.dependents and todo:
+        from reconciler.verify import impact, planning
+
+        live = planning.live_views(snapshots)
+        changed_ids = [v for v, kind, _, _ in todo if kind != "drop"]
+        deps: set[ViewId] = set().union(*impact.dependents(changed_ids, decl.views, live).values()) \
+            if changed_ids else set()
+        planned = {v for v, *_ in todo}
+        for d in sorted(deps - planned, key=ViewId.key):
+            if d in decl.views and d in live:
+                todo.append((d, "dependent", live[d].spec, decl.views[d].resolved(d)))
+    spark: LiveSpark | None = None
+    after_names: dict[ViewId, str] = {}  # changed views' declared results, read by dependents
+    try:
+        for n, (vid, kind, before, after) in enumerate(todo, 1):
+            reader = readers.get(vid.catalog)
+            if reader is None or reader.unsupported:
+                why = reader.unsupported if reader else f"catalog {vid.catalog!r} is not configured"
+                report.views.append(ViewDiff(vid, kind, status="skipped", message=why))
+                continue
+            progress.view(n, len(todo), vid, "diff")
+            if spark is None:
+                spark = _spark(ws, readers)
+            started = time.monotonic()
+            notes: list[str] = []
+            try:
+                b = _source(reader, vid, before, notes) if before is not None else None
+                a = _source(reader, vid, after, notes, after_names) if after is not None else None
+            except catalogs.NotReadable as exc:
+                report.views.append(ViewDiff(vid, kind, status="skipped", message=str(exc)))
+                continue
+            result = engine.diff_view(spark, vid, kind, b, a, key_of(decl, vid), request.where, request.sample,
+                                      progress.stages)
+            result.notes = notes + result.notes
+            result.seconds = time.monotonic() - started
+            if result.status == "error" and (result.message or "").startswith("key column"):
+                p = decl.problem(vid, ("key",), "")  # the declaration is at fault: say where
+                result.message = f"{p.file}:{p.line}:{p.column}: {result.message}"
+            report.views.append(result)
+            if request.dependents and a is not None and kind != "dependent" and result.status == "ok":
+                name = f"__vs_declared_{len(after_names)}"
+                spark.register(name, a)
+                after_names[vid] = name
+    finally:
+        if spark is not None and after_names and spark.alive():
+            spark.drop(list(after_names.values()))
+    report.spark = _spark_info(ws, spark)
+    return report
+
+
+def _source(reader: Reader, vid: ViewId, spec: ViewSpec, notes: list[str],
+            replaced: Mapping[ViewId, str] | None = None) -> dict[str, Any]:
+    source, note = reader.query_source(vid, spec)
+    if note:
+        notes.append(note)
+    if replaced and source["kind"] == "sql":
+        source = {**source, "sql": _read_declared(source["sql"], vid, spec, replaced)}
+    return source
+
+
+def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[ViewId, str]) -> str:
+    """`sql` with every reference to a changed view replaced by its declared result (a
+    temporary view of the session): a dependent's declared definition over declared inputs."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="spark")
+    ns = list(spec.default_namespace or [vid.schema])
+    cat = spec.default_catalog or vid.catalog
+    by_key = {(v.catalog.lower(), v.schema.lower(), v.name.lower()): name for v, name in replaced.items()}
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for table in list(tree.find_all(exp.Table)):
+        if not table.db and table.name.lower() in ctes:
+            continue
+        key = ((table.catalog or cat).lower(), (table.db or ns[0]).lower(), table.name.lower())
+        temp = by_key.get(key)
+        if temp is not None:
+            alias = table.alias or table.name
+            table.replace(exp.Table(this=exp.to_identifier(temp), alias=exp.TableAlias(this=exp.to_identifier(alias))))
+    return tree.sql(dialect="spark")
+
+
+def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress()) -> CheckReport:
+    """Every declared view's `checks:` on live data, all checks of a view in one scan.
+
+    Args:
+        ws: the repository, opened.
+        request: which views, and whether the declared (pending) SQL or the live one is checked.
+        progress: per-view and Spark stage progress.
+
+    Returns:
+        The report (`failed` when an `error` check fails, cannot run, or a view cannot be read).
+
+    Raises:
+        ValidationFailed: the declarations are bad.
+        UserError: unknown `definition`; Spark cannot start.
+        ViewsyncError: a catalog cannot be read (`live`).
+    """
+    import fnmatch
+
+    from reconciler.review import catalogs, engine
+    from reconciler.review.model import CheckReport, ViewChecks
+
+    if request.definition not in ("declared", "live"):
+        raise UserError(f"--definition must be declared or live, not {request.definition!r}")
+    decl = ws.declarations()
+    views = [v for v in sorted(decl.views, key=ViewId.key) if checks_of(decl, v)
+             and (not request.select or any(fnmatch.fnmatchcase(str(v), p) for p in request.select))]
+    report = CheckReport(definition=request.definition)
+    if not views:
+        report.notes.append("no declared view has checks" + (" in the selection" if request.select else ""))
+        return report
+    live: dict[ViewId, Any] = {}
+    if request.definition == "live":
+        from reconciler.verify import planning
+
+        snapshots = ws.fetch(sorted({v.catalog for v in views}), {(v.catalog, v.schema) for v in views},
+                             all_schemas=False)
+        live = planning.live_views(snapshots)
+    readers = catalogs.readers(ws.config)
+    spark: LiveSpark | None = None
+    for n, vid in enumerate(views, 1):
+        reader = readers.get(vid.catalog)
+        if reader is None or reader.unsupported:
+            report.views.append(ViewChecks(vid, request.definition, status="skipped",
+                                           message=reader.unsupported if reader else "catalog not configured"))
+            continue
+        if request.definition == "live" and vid not in live:
+            report.views.append(ViewChecks(vid, "live", status="error",
+                                           message="the view is not live (not applied yet)"))
+            continue
+        spec = live[vid].spec if request.definition == "live" else decl.views[vid].resolved(vid)
+        checks = checks_of(decl, vid)
+        notes: list[str] = []
+        try:
+            source = _source(reader, vid, spec, notes)
+            targets = _targets(readers, checks)
+        except catalogs.NotReadable as exc:
+            report.views.append(ViewChecks(vid, request.definition, status="skipped", message=str(exc)))
+            continue
+        progress.view(n, len(views), vid, "check")
+        if spark is None:
+            spark = _spark(ws, readers)
+        result = engine.check_view(spark, vid, request.definition, source, checks, targets,
+                                   _locator(decl, vid), progress.stages)
+        result.notes = notes + result.notes
+        report.views.append(result)
+    report.spark = _spark_info(ws, spark)
+    return report
+
+
+def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]) -> dict[int, dict[str, Any]]:
+    """The source of each relationships check's `to` table (catalog.schema.table)."""
+    from reconciler.review.catalogs import NotReadable
+
+    out: dict[int, dict[str, Any]] = {}
+    for c in checks:
+        if c.kind != "relationships":
+            continue
+        to = str(c.args["to"])
+        try:
+            target = ViewId.parse(to)
+        except ValueError:
+            raise NotReadable(f"checks[{c.index}] relationships: `to` must be catalog.schema.table, "
+                              f"not {to!r}") from None
+        reader = readers.get(target.catalog)
+        if reader is None:
+            raise NotReadable(f"checks[{c.index}] relationships: unknown catalog {target.catalog!r} in {to!r}")
+        out[c.index] = {"kind": "sql", "sql": reader.table_sql(target.schema, target.name), "use": []}
+    return out
+
+
+def _locator(decl: Declarations, vid: ViewId) -> Callable[[Any], str | None]:
+    def locate(check: Any) -> str | None:
+        problem = getattr(decl, "problem", None)
+        if problem is None:
+            return None
+        try:
+            p = problem(vid, ("checks", check.index), "")
+        except Exception:  # noqa: BLE001 - a location is a convenience
+            return None
+        return f"{p.file}:{p.line}:{p.column}"
+    return locate
+
+
+def announce(ws: Workspace, report: DiffReport | CheckReport) -> int:
+    """Put the report's events (`view.diffed` / `checks.finished`) in the outbox and deliver
+    them once, when the config has event sinks; a sink that is down keeps them pending for
+    `viewsync events deliver`.
+
+    Args:
+        ws: the repository, opened.
+        report: a diff or check report.
+
+    Returns:
+        How many events were enqueued (0 without sinks).
+
+    Raises:
+        ViewsyncError: the state store cannot be opened.
+    """
+    if not ws.config.events:
+        return 0
+    import uuid
+
+    from reconciler.events import commands as event_cmds
+    from reconciler.review import events as review_events
+    from reconciler.review.model import DiffReport
+    from reconciler.source import gitsrc
+
+    git = gitsrc.info(ws.root, None).to_json() or {}
+    items = (review_events.diff_events(report, git) if isinstance(report, DiffReport)
+             else review_events.check_events(report, git))
+    if not items:
+        return 0
+    engine = ws.state().engine
+    emitter = event_cmds.open_emitter(ws, engine)
+    run_id = str(uuid.uuid4())
+    events = [emitter.event(run_id, seq, kind, subject, data) for seq, (kind, subject, data) in enumerate(items)]
+    with engine.begin() as conn:
+        emitter.enqueue_new(conn, events)
+    emitter.flush()
+    return len(events)
