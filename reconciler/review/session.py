@@ -8,7 +8,6 @@ holds a scratch catalog, this one the live catalogs.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import json
 import os
@@ -23,7 +22,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from reconciler.core.errors import UserError
-from reconciler.verify.session import INSTALL_JAVA, INSTALL_PYSPARK, SparkUnavailable, _java, _pyspark_dir
+from reconciler.verify.session import (
+    INSTALL_JAVA,
+    INSTALL_PYSPARK,
+    JsonLineChild,
+    SparkUnavailable,
+    _java,
+    _pyspark_dir,
+)
 
 WORKER = Path(__file__).with_name("worker.py")
 Progress = Callable[[dict[str, Any]], None]
@@ -37,7 +43,7 @@ class SparkError(UserError):
         super().__init__(f"[{error.get('class')}] {error.get('message')}")
 
 
-class LiveSpark:
+class LiveSpark(JsonLineChild):
     """One worker process holding one Spark session on the live catalogs."""
 
     def __init__(self, conf: dict[str, str], python: str | None = None, work: Path | None = None) -> None:
@@ -76,20 +82,6 @@ class LiveSpark:
         self.jvm_pid = hello.get("pid")
         self.spark_version = str(hello.get("spark", ""))
         self.start_seconds = time.monotonic() - started
-
-    def _read(self) -> dict[str, Any] | None:
-        assert self._proc.stdout is not None
-        line = self._proc.stdout.readline()
-        if not line:
-            return None
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    def _log_tail(self) -> str:
-        try:
-            return (self.dir / "spark.log").read_text(errors="replace")[-3000:]
-        except OSError:
-            return ""
 
     def call(self, request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
         """Send one request; progress lines go to `progress`; returns the answer.
@@ -134,36 +126,8 @@ class LiveSpark:
         if names:
             self.call({"op": "drop", "names": names})
 
-    def peak_rss_mb(self) -> float | None:
-        """The driver JVM's peak resident memory (Linux)."""
-        if self.jvm_pid is None:
-            return None
-        try:
-            for line in Path(f"/proc/{self.jvm_pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            return None
-        return None
-
     def alive(self) -> bool:
         return self._proc.poll() is None
-
-    def close(self) -> None:
-        proc = getattr(self, "_proc", None)
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                assert proc.stdin is not None
-                proc.stdin.write(json.dumps({"op": "stop"}) + "\n")
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        with contextlib.suppress(OSError):
-            self._log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Pool:

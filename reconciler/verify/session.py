@@ -70,7 +70,64 @@ def archive_path(java: str, pyspark: Path) -> Path:
     return cache_dir() / f"spark-cds-{key}.jsa"
 
 
-class SparkWorker:
+class JsonLineChild:
+    """What a Spark child process speaking one JSON object per line needs on our side:
+    reading an answer, its log's tail, its JVM's peak memory, and stopping it. The verifier's
+    worker and the data review's live-read worker both are one."""
+
+    _proc: subprocess.Popen[str]
+    _log: IO[bytes]
+    dir: Path
+    jvm_pid: int | None = None
+
+    def _read(self) -> dict[str, Any] | None:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            return None
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _log_tail(self) -> str:
+        try:
+            return (self.dir / "spark.log").read_text(errors="replace")[-3000:]
+        except OSError:
+            return ""
+
+    def peak_rss_mb(self) -> float | None:
+        """The JVM's peak resident memory (Linux), for the benchmarks."""
+        if self.jvm_pid is None:
+            return None
+        try:
+            for line in Path(f"/proc/{self.jvm_pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+    def _stopped(self) -> None:
+        """Called once the process has ended, before its directory goes."""
+
+    def close(self) -> None:
+        proc = getattr(self, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps({"op": "stop"}) + "\n")
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._stopped()
+        with contextlib.suppress(OSError):
+            self._log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SparkWorker(JsonLineChild):
     """One worker process holding one scratch Spark session."""
 
     def __init__(self, settings: SparkSettings) -> None:
@@ -140,20 +197,6 @@ class SparkWorker:
         })
         return conf
 
-    def _read(self) -> dict[str, Any] | None:
-        assert self._proc.stdout is not None
-        line = self._proc.stdout.readline()
-        if not line:
-            return None
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    def _log_tail(self) -> str:
-        try:
-            return (self.dir / "spark.log").read_text(errors="replace")[-3000:]
-        except OSError:
-            return ""
-
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             if self._proc.poll() is not None or self._proc.stdin is None:
@@ -168,34 +211,8 @@ class SparkWorker:
             raise UserError(f"Spark verification failed: {answer['fatal']}")
         return answer
 
-    def peak_rss_mb(self) -> float | None:
-        """The JVM's peak resident memory (Linux), for the benchmark."""
-        if self.jvm_pid is None:
-            return None
-        try:
-            for line in Path(f"/proc/{self.jvm_pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            return None
-        return None
-
-    def close(self) -> None:
-        proc = getattr(self, "_proc", None)
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(OSError, ValueError):
-                assert proc.stdin is not None
-                proc.stdin.write(json.dumps({"op": "stop"}) + "\n")
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    def _stopped(self) -> None:
         self._finish_archive()
-        with contextlib.suppress(OSError):
-            self._log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def _finish_archive(self) -> None:
         """The JVM writes the archive as it exits; publish it when complete, or leave that
