@@ -109,10 +109,11 @@ def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]],
     run_result = TestRun()
     if not tests:
         return run_result
+    # Prepared while Spark may still be starting (prestart): only the execution waits for it.
+    prepared = runner.prepare_all(universe(ws, decl, ref, offline=False), tests)
     worker = session.worker(planning.settings_of(ws.config))
-    u = universe(ws, decl, ref, offline=False)
     try:
-        run_result = runner.run(u, tests, worker.run, decl)
+        run_result = runner.run(prepared, worker.run, decl)
     except ViewsyncError as err:
         raise UserError(redact(str(err))) from None
     run_result.spark_start_seconds = worker.start_seconds

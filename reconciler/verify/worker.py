@@ -78,6 +78,12 @@ _TEST_CONF = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.parser.escapedStringLiterals": "false",
     "spark.sql.shuffle.partitions": "1",  # one partition per union branch: row positions are the order
+    # Every input is one partition, so no join or aggregate needs an exchange: a test's query is
+    # one stage. Two things would still shuffle a single partition: an inner join's output is a
+    # collection of its sides' partitionings, which the next join does not take as single (one
+    # candidate keeps it plain), and joins' size estimates multiply past the single-partition cap.
+    "spark.sql.optimizer.expressionProjectionCandidateLimit": "1",
+    "spark.sql.maxSinglePartitionBytes": str(2**63 - 1),
 }
 
 

@@ -10,8 +10,11 @@ test's and the others still run.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +47,23 @@ def problem(decl: Declarations, view: ViewId, issue: Issue) -> Problem:
     return Problem(file, line, col, field, issue.message)
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Fixture rows and Spark's answers are millions of small objects that form no cycles: the
+    cycle collector's full passes over them cost seconds a run (most of judging) and free
+    nothing. Reference counting still frees everything; the collector resumes afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def prepare_all(u: Universe, tests: list[tuple[ViewId, ViewTest]]) -> list[Prepared]:
-    return [build.prepare(u, vid, t) for vid, t in tests]
+    with _no_cycle_collection():
+        return [build.prepare(u, vid, t) for vid, t in tests]
 
 
 @dataclass
@@ -89,10 +107,14 @@ def _type_of(f: dict[str, Any]) -> Type:
         return Prim("string")  # a type fixtures cannot hold (interval...): compared as text
 
 
-def run(u: Universe, tests: list[tuple[ViewId, ViewTest]], run_job: RunJob, decl: Declarations) -> TestRun:
-    """Every test, prepared, executed and compared. Never raises for a test's own problem."""
+def run(prepared: list[Prepared], run_job: RunJob, decl: Declarations) -> TestRun:
+    """Every prepared test executed and compared. Never raises for a test's own problem."""
+    with _no_cycle_collection():
+        return _run(prepared, run_job, decl)
+
+
+def _run(prepared: list[Prepared], run_job: RunJob, decl: Declarations) -> TestRun:
     started = time.monotonic()
-    prepared = prepare_all(u, tests)
     results: dict[int, TestResult] = {}
     runnable = []
     for p in prepared:
@@ -101,7 +123,12 @@ def run(u: Universe, tests: list[tuple[ViewId, ViewTest]], run_job: RunJob, decl
         else:
             runnable.append(p)
     queries = _batched(runnable)
+    # Every result names its file:line, found by composing the view files (seconds for big
+    # fixture files): done while Spark runs the queries, when this process only waits.
+    locating = threading.Thread(target=_locate_all, args=(decl, prepared), name="viewsync-locate", daemon=True)
+    locating.start()
     answers = _execute(run_job, queries)
+    locating.join()
     retry = [_Query(f"r{i}", m.sql, [m]) for i, m in enumerate(
         m for q in queries if len(q.members) > 1 and "error" in answers.get(q.id, {"error": 1}) for m in q.members)]
     answers.update(_execute(run_job, retry) if retry else {})
@@ -114,6 +141,11 @@ def run(u: Universe, tests: list[tuple[ViewId, ViewTest]], run_job: RunJob, decl
         for i, p in enumerate(q.members):
             results[id(p)] = _judge(p, a, i if len(q.members) > 1 else None, decl, spent / len(q.members))
     return TestRun([results[id(p)] for p in prepared if id(p) in results], time.monotonic() - started)
+
+
+def _locate_all(decl: Declarations, prepared: list[Prepared]) -> None:
+    for view in dict.fromkeys(p.view for p in prepared):
+        decl.locate(view, ())
 
 
 def _result(p: Prepared, decl: Declarations, status: Status, **kw: Any) -> TestResult:
