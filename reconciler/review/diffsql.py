@@ -1,9 +1,13 @@
 """The diff's SQL (pure): two registered relations, BEFORE (the live definition) and AFTER (the
 declared one), compared in Spark. Only aggregates and `sample` rows per class come back.
 
-With a key: both sides carry `COUNT(*)` and `ROW_NUMBER()` over their key (one shuffle by key,
-which the full outer join on the key reuses), so duplicate keys are counted exactly and every
-row is counted once although duplicates multiply in the join. Without a key: a multiset diff,
+With a key: both sides carry `COUNT(*)` and `ROW_NUMBER()` over their key, in ONE window spec
+(same partition and order: one Window operator per side, sorted by the sort the merge join needs
+anyway, over the shuffle by key the full outer join reuses), so duplicate keys are counted
+exactly and every row is counted once although duplicates multiply in the join. The join runs
+once: its aggregates are observed metrics (`keyed_metrics`, Spark's `Dataset.observe`) of the
+relation (`keyed_rows`) whose rows of the sampled classes feed `keyed_samples`, so only the
+changed rows go further than the aggregation. Without a key: a multiset diff,
 both sides' rows grouped by all common columns (`only before` = Σ max(nb - na, 0)).
 
 Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
@@ -98,8 +102,9 @@ def _side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[
     sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
     if keys is not None:
         part = ", ".join(q(cols[k].name) for k in keys)
-        sel += [f"COUNT(1) OVER (PARTITION BY {part}) AS {prefix}__n",
-                f"ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY {part}) AS {prefix}__rn",
+        over = f"PARTITION BY {part} ORDER BY {part}"  # one spec for both: one Window operator
+        sel += [f"COUNT(1) OVER ({over} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS {prefix}__n",
+                f"ROW_NUMBER() OVER ({over}) AS {prefix}__rn",
                 "(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn"]
     return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
 
@@ -121,9 +126,16 @@ ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row e
 ONCE_A = "a__n IS NOT NULL AND (b__n IS NULL OR b__rn = 1)"
 
 
-def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
-    """One row: counts per class, duplicates and NULL keys per side, per-column change counts
-    (`ch_<b>_<a>`), sums and means of numeric columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
+def keyed_rows(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """Every row of the full outer join on the key: `b_<i>`, `a_<j>`, the sides' `__n`
+    (rows of the key), `__rn`, `__kn` (NULL key), and the class `__c` (CLASSES or unchanged)."""
+    return _joined(layout, before, after, where) + "SELECT * FROM j"
+
+
+def keyed_metrics(layout: Layout) -> list[str]:
+    """The aggregates over `keyed_rows` (`<expr> AS <name>`): counts per class, duplicates and
+    NULL keys per side, per-column change counts (`ch_<b>_<a>`), sums and means of numeric
+    columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
 
     def count(cond: str) -> str:
         return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
@@ -139,8 +151,12 @@ def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> s
             f"{count(f'{ONCE_B} AND b__kn')} AS null_keys_before",
             f"{count(f'{ONCE_A} AND a__kn')} AS null_keys_after"]
     agg += [count("__c = 'changed' AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}" for i, j in layout.compared()]
-    agg += _numeric_aggs(layout)
-    return _joined(layout, before, after, where) + "SELECT " + ",\n  ".join(agg) + " FROM j"
+    return agg + _numeric_aggs(layout)
+
+
+def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """One row: `keyed_metrics` in one aggregation of the join (the diff without samples)."""
+    return _joined(layout, before, after, where) + "SELECT " + ",\n  ".join(keyed_metrics(layout)) + " FROM j"
 
 
 def _numeric_aggs(layout: Layout) -> list[str]:
@@ -156,26 +172,19 @@ def _numeric_aggs(layout: Layout) -> list[str]:
     return out
 
 
-def keyed_stats_and_samples(layout: Layout, before: str, after: str, where: str | None, sample: int) -> str:
-    """`keyed_stats` and up to `sample` rows of every class in ONE query of (`kind`, `payload`
-    JSON) rows: both branches read the same shuffles of the two sides (Spark reuses an exchange
-    that appears twice in a plan), so the views are scanned and shuffled once."""
-    stats = keyed_stats(layout, before, after, where)
-    head, select = stats.rsplit("SELECT ", 1)
-    aggs = select.rsplit(" FROM j", 1)[0].split(",\n  ")
-    pairs = ", ".join(f"{lit(a.rsplit(' AS ', 1)[1])}, {a.rsplit(' AS ', 1)[0]}" for a in aggs)
+def keyed_samples(layout: Layout, rows: str, sample: int) -> str:
+    """Up to `sample` rows of every class of CLASSES from `rows` (the registered `keyed_rows`,
+    observed), first keys first, one `payload` JSON each: class `c`, rank `s`, the sides `b`
+    and `a` by column index. The filter keeps only the changed rows; `ROW_NUMBER() <= n`
+    lets Spark keep the first n of each class per partition before they are shuffled."""
     order = ", ".join([f"b_{i}" for i, _ in layout.key_pairs] + [f"a_{j}" for _, j in layout.key_pairs])
     b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
     a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
     keep = "map('ignoreNullFields', 'false')"
-    # the side columns the stats read, read here too: both branches then share the same shuffles
-    sides = "named_struct('bn', b__n, 'br', b__rn, 'bk', b__kn, 'an', a__n, 'ar', a__rn, 'ak', a__kn)"
-    row = (f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols}), "
-           f"'x', {sides}), {keep})")
+    row = f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols})), {keep})"
     wanted = ", ".join(lit(c) for c in CLASSES)
-    return (head + f"SELECT 'stats' AS kind, to_json(named_struct({pairs}), {keep}) AS payload FROM j\n"
-            f"UNION ALL SELECT 'sample' AS kind, {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER "
-            f"(PARTITION BY __c ORDER BY {order}) AS __s FROM j WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
+    return (f"SELECT {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __c ORDER BY {order}) AS __s "
+            f"FROM {q(rows)} WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
 
 
 def _grouped(layout: Layout, before: str, after: str, where: str | None) -> str:
