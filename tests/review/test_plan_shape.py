@@ -46,13 +46,14 @@ def plan(live: LiveSpark, sql: str) -> str:
     return str(live.query("EXPLAIN " + sql, 1)[0]["plan"])
 
 
-def one_pass(live: LiveSpark, layout: Layout, where: str | None, sample: int = 5) -> tuple[dict[str, Any], list[Any]]:
+def one_pass(live: LiveSpark, layout: Layout, where: str | None, sample: int = 5
+             ) -> tuple[dict[str, Any] | None, list[Any]]:
     live.observe("j", diffsql.keyed_rows(layout, "b", "a", where), diffsql.keyed_metrics(layout))
     try:
         rows, observed = live.query_observed(diffsql.keyed_samples(layout, "j", sample), 100)
     finally:
         live.drop(["j"])
-    return observed["j"], [json.loads(r["payload"]) for r in rows]
+    return observed.get("j"), [json.loads(r["payload"]) for r in rows]
 
 
 def test_the_keyed_diff_joins_once_and_its_observed_aggregates_equal_the_plain_ones(live: LiveSpark) -> None:
@@ -68,11 +69,14 @@ def test_the_keyed_diff_joins_once_and_its_observed_aggregates_equal_the_plain_o
         live.drop(["j"])
     assert samples.count("SortMergeJoin") == 1 and "CollectMetrics" in samples, samples
 
-    for where in (None, "id <> 2", "id > 100"):  # changes; nothing to sample; both sides empty
+    for where in (None, "id <> 2"):  # changes; nothing to sample
         plain = live.query(diffsql.keyed_stats(layout, "b", "a", where), 1)[0]
         observed, rows = one_pass(live, layout, where)
         assert observed == plain, where
+    # sides the optimizer knows to be empty: no observed node is left (the engine then aggregates)
+    assert one_pass(live, layout, "id > 100") == (None, [])
     observed, rows = one_pass(live, layout, None)
+    assert observed is not None
     assert (observed["n_changed"], observed["n_removed"], observed["n_added"], observed["n_unchanged"],
             observed["n_duplicate"]) == (1, 2, 2, 1, 1)  # removed: 3 and the NULL key; added: 7 and the NULL key
     assert (observed["dup_keys_before"], observed["dup_rows_before"], observed["null_keys_before"]) == (1, 2, 1)
@@ -94,6 +98,8 @@ def test_the_diff_engine_reports_the_same_counts_with_and_without_samples(live: 
     assert [(c.name, c.changed) for c in with_samples.columns] == [(c.name, c.changed) for c in without.columns]
     assert with_samples.numeric == without.numeric
     assert len(with_samples.samples) == 2 + 2 + 1 + 2  # removed, added, changed, duplicate (at most 2 each)
+    empty = engine.diff_view(live, vid, "update", before, after, ("id",), "id > 100", 2)
+    assert (empty.status, empty.rows_before, empty.rows_after, empty.samples) == ("ok", 0, 0, [])
 
 
 class Unique:
