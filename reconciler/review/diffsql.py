@@ -114,21 +114,31 @@ def _joined(layout: Layout, before: str, after: str, where: str | None) -> str:
     ka = [j for _, j in layout.key_pairs]
     on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
     differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
-    cls = ("CASE WHEN b__n IS NULL THEN 'added' WHEN a__n IS NULL THEN 'removed' "
-           "WHEN b__n > 1 OR a__n > 1 THEN 'duplicate' "
-           f"WHEN {differs} THEN 'changed' ELSE 'unchanged' END")
+    code = {c: n for n, c in enumerate(CLASSES, 1)}  # 0: unchanged
+    cls = (f"CASE WHEN b__n IS NULL THEN {code['added']} WHEN a__n IS NULL THEN {code['removed']} "
+           f"WHEN b__n > 1 OR a__n > 1 THEN {code['duplicate']} "
+           f"WHEN {differs} THEN {code['changed']} ELSE 0 END")
+    # the class as a small integer and the once-flags computed once per joined row: the
+    # aggregates then test an int and a boolean instead of a string and a condition each
     return (f"WITH b AS ({_side(before, layout.before, 'b', where, kb)}),\n"
             f"a AS ({_side(after, layout.after, 'a', where, ka)}),\n"
-            f"j AS (SELECT b.*, a.*, {cls} AS __c FROM b FULL OUTER JOIN a ON {on})\n")
+            f"j AS (SELECT b.*, a.*, {cls} AS __k, {ONCE_B} AS __ob, {ONCE_A} AS __oa "
+            f"FROM b FULL OUTER JOIN a ON {on})\n")
 
 
 ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row exactly once
 ONCE_A = "a__n IS NOT NULL AND (b__n IS NULL OR b__rn = 1)"
 
 
+def _is(cls: str) -> str:
+    """The condition on `__k` (the class code of a joined row) for a class name."""
+    return f"__k = {CLASSES.index(cls) + 1 if cls in CLASSES else 0}"
+
+
 def keyed_rows(layout: Layout, before: str, after: str, where: str | None) -> str:
     """Every row of the full outer join on the key: `b_<i>`, `a_<j>`, the sides' `__n`
-    (rows of the key), `__rn`, `__kn` (NULL key), and the class `__c` (CLASSES or unchanged)."""
+    (rows of the key), `__rn`, `__kn` (NULL key), the class `__k` (0 unchanged, else 1 + its
+    index in CLASSES), and `__ob` / `__oa` (the row stands for its before / after row once)."""
     return _joined(layout, before, after, where) + "SELECT * FROM j"
 
 
@@ -140,17 +150,18 @@ def keyed_metrics(layout: Layout) -> list[str]:
     def count(cond: str) -> str:
         return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
 
-    agg = [f"{count(ONCE_B)} AS rows_before", f"{count(ONCE_A)} AS rows_after"]
-    agg += [f"{count(f'__c = {lit(c)}')} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    agg = [f"{count('__ob')} AS rows_before", f"{count('__oa')} AS rows_after"]
+    agg += [f"{count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
     # duplicate: keys on both sides, duplicated on at least one (their rows are not compared)
-    agg.append(f"{count('__c = ' + lit('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
-    agg += [f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
-            f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
-            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
-            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
-            f"{count(f'{ONCE_B} AND b__kn')} AS null_keys_before",
-            f"{count(f'{ONCE_A} AND a__kn')} AS null_keys_after"]
-    agg += [count("__c = 'changed' AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}" for i, j in layout.compared()]
+    agg.append(f"{count(_is('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
+    agg += [f"{count('__ob AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
+            f"{count('__ob AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
+            f"{count('__oa AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
+            f"{count('__oa AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
+            f"{count('__ob AND b__kn')} AS null_keys_before",
+            f"{count('__oa AND a__kn')} AS null_keys_after"]
+    agg += [count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
+            for i, j in layout.compared()]
     return agg + _numeric_aggs(layout)
 
 
@@ -163,12 +174,10 @@ def _numeric_aggs(layout: Layout) -> list[str]:
     out = []
     for i, c in enumerate(layout.before):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_B} THEN b_{i} END) AS sb_{i}",
-                    f"AVG(CASE WHEN {ONCE_B} THEN b_{i} END) AS mb_{i}"]
+            out += [f"SUM(CASE WHEN __ob THEN b_{i} END) AS sb_{i}", f"AVG(CASE WHEN __ob THEN b_{i} END) AS mb_{i}"]
     for j, c in enumerate(layout.after):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_A} THEN a_{j} END) AS sa_{j}",
-                    f"AVG(CASE WHEN {ONCE_A} THEN a_{j} END) AS ma_{j}"]
+            out += [f"SUM(CASE WHEN __oa THEN a_{j} END) AS sa_{j}", f"AVG(CASE WHEN __oa THEN a_{j} END) AS ma_{j}"]
     return out
 
 
@@ -181,10 +190,11 @@ def keyed_samples(layout: Layout, rows: str, sample: int) -> str:
     b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
     a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
     keep = "map('ignoreNullFields', 'false')"
-    row = f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols})), {keep})"
-    wanted = ", ".join(lit(c) for c in CLASSES)
-    return (f"SELECT {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __c ORDER BY {order}) AS __s "
-            f"FROM {q(rows)} WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
+    names = f"array({', '.join(lit(c) for c in CLASSES)})"
+    row = (f"to_json(named_struct('c', element_at({names}, __k), 's', __s, 'b', named_struct({b_cols}), "
+           f"'a', named_struct({a_cols})), {keep})")
+    return (f"SELECT {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __k ORDER BY {order}) AS __s "
+            f"FROM {q(rows)} WHERE __k > 0) WHERE __s <= {int(sample)}")
 
 
 def _grouped(layout: Layout, before: str, after: str, where: str | None) -> str:
