@@ -15,6 +15,7 @@ Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
 
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,8 +145,8 @@ def keyed_rows(layout: Layout, before: str, after: str, where: str | None) -> st
 
 def keyed_metrics(layout: Layout) -> list[str]:
     """The aggregates over `keyed_rows` (`<expr> AS <name>`): counts per class, duplicates and
-    NULL keys per side, per-column change counts (`ch_<b>_<a>`), sums and means of numeric
-    columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
+    NULL keys per side, per-column change counts (`ch_<b>_<a>`), sums and counts of numeric
+    columns (`sb_<i>`, `cb_<i>`, `sa_<j>`, `ca_<j>`; `with_means` adds their means)."""
 
     def count(cond: str) -> str:
         return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
@@ -174,11 +175,47 @@ def _numeric_aggs(layout: Layout) -> list[str]:
     out = []
     for i, c in enumerate(layout.before):
         if c.numeric:
-            out += [f"SUM(CASE WHEN __ob THEN b_{i} END) AS sb_{i}", f"AVG(CASE WHEN __ob THEN b_{i} END) AS mb_{i}"]
+            out += [f"SUM(CASE WHEN __ob THEN b_{i} END) AS sb_{i}", f"COUNT(CASE WHEN __ob THEN b_{i} END) AS cb_{i}"]
     for j, c in enumerate(layout.after):
         if c.numeric:
-            out += [f"SUM(CASE WHEN __oa THEN a_{j} END) AS sa_{j}", f"AVG(CASE WHEN __oa THEN a_{j} END) AS ma_{j}"]
+            out += [f"SUM(CASE WHEN __oa THEN a_{j} END) AS sa_{j}", f"COUNT(CASE WHEN __oa THEN a_{j} END) AS ca_{j}"]
     return out
+
+
+def mean(total: Any, count: Any, type_: str) -> Any:
+    """What Spark's AVG gives, from the exact SUM and COUNT of the same values (an AVG beside
+    the SUM would add every value twice): decimal(p, s) divided exactly and rounded half up
+    to scale s + 4 (Spark's Average); other types as doubles, sum / count."""
+    if not count or total is None:
+        return None
+    if _base(type_) == "decimal":
+        scale = min(int(type_.split(",")[1].rstrip(") ")) + 4, 38) if "," in type_ else 4
+        with decimal.localcontext() as ctx:
+            ctx.prec = 100
+            value = (decimal.Decimal(str(total)) / int(count)).quantize(decimal.Decimal(1).scaleb(-scale),
+                                                                         rounding=decimal.ROUND_HALF_UP)
+        return _number(value)
+    return float(total) / int(count)
+
+
+def _number(value: Any) -> Any:
+    """A decimal as the review's results carry it: an int when integral, else a float."""
+    if isinstance(value, str):
+        value = decimal.Decimal(value)
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def with_means(layout: Layout, row: dict[str, Any]) -> dict[str, Any]:
+    """The keyed aggregates `row` (decimals exact, as text) with the means of the numeric
+    columns (`mb_<i>`, `ma_<j>`) and every value as the results carry it."""
+    out = dict(row)
+    for side, cols in (("b", layout.before), ("a", layout.after)):
+        for i, c in enumerate(cols):
+            if c.numeric and f"s{side}_{i}" in row:
+                out[f"m{side}_{i}"] = mean(row[f"s{side}_{i}"], row[f"c{side}_{i}"], c.type)
+    return {k: _number(v) for k, v in out.items()}
 
 
 def keyed_samples(layout: Layout, rows: str, sample: int) -> str:

@@ -111,10 +111,12 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
                 spark.drop([joined])
         # absent when Spark's optimizer removed the observed node (e.g. a side known to be empty)
         row = observed[joined] if joined in observed else \
-            spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress)[0]
+            spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress, exact=True)[0]
+        row = diffsql.with_means(layout, row)
         keyed_samples = [json.loads(r["payload"]) for r in rows]
     elif key:
-        row = spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress)[0]
+        row = diffsql.with_means(layout, spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress,
+                                                     exact=True)[0])
     if key:
         out.counts = {c: _int(row[f"n_{c}"]) for c in ("added", "removed", "changed", "unchanged", "duplicate")}
         out.duplicates = {side: {"keys": _int(row[f"dup_keys_{side}"]), "rows": _int(row[f"dup_rows_{side}"])}

@@ -119,15 +119,18 @@ class LiveSpark(JsonLineChild):
                                                   "metrics": metrics})["schema"]
         return schema
 
-    def query(self, sql: str, limit: int = 10000, progress: Progress | None = None) -> list[dict[str, Any]]:
-        """Rows of `sql` (at most `limit`) as dicts by column name."""
-        return self.query_observed(sql, limit, progress)[0]
+    def query(self, sql: str, limit: int = 10000, progress: Progress | None = None,
+              exact: bool = False) -> list[dict[str, Any]]:
+        """Rows of `sql` (at most `limit`) as dicts by column name (`exact`: decimals as text)."""
+        return self.query_observed(sql, limit, progress, exact)[0]
 
-    def query_observed(self, sql: str, limit: int = 10000, progress: Progress | None = None
+    def query_observed(self, sql: str, limit: int = 10000, progress: Progress | None = None, exact: bool = False
                        ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
         """Rows of `sql` (at most `limit`) as dicts by column name, and the metrics of every
-        observed relation (see `observe`) it read, by the relation's name."""
-        answer = self.call({"op": "query", "sql": sql, "limit": limit}, progress)
+        observed relation (see `observe`) it read, by the relation's name (decimals in the
+        metrics, and in the rows when `exact`, as text: exact)."""
+        answer = self.call({"op": "query", "sql": sql, "limit": limit, **({"exact": True} if exact else {})},
+                           progress)
         cols = answer["columns"]
         return [dict(zip(cols, row, strict=True)) for row in answer["rows"]], dict(answer.get("observed") or {})
 

@@ -20,8 +20,9 @@ job runs, progress lines {"progress": {...}} may come before its answer. Request
     {"op": "observe", "name", "sql", "metrics": ["<aggregate> AS <name>", ...]}
         -> {"schema": [...]} | {"error": ...}   (`name`: a temporary view of the query whose
         aggregates are observed metrics, computed while a later query reads it)
-    {"op": "query", "sql", "limit"} -> {"columns": [...], "rows": [[...]],
+    {"op": "query", "sql", "limit", "exact"?} -> {"columns": [...], "rows": [[...]],
                                         "observed": {name: {metric: value}}} | {"error": ...}
+        (decimals as text in "observed", and in "rows" with "exact": true)
     {"op": "drop", "names": [...]} -> {"dropped": n}
     {"op": "fresh"} -> {"fresh": true}   (forget cached relations and file listings)
     {"op": "stop"}
@@ -86,6 +87,11 @@ def _plain(value: Any) -> Any:
             return {k: _plain(v) for k, v in value.asDict().items()}
         return [_plain(v) for v in value]
     return str(value)
+
+
+def _exact(value: Any) -> Any:
+    """As `_plain`, but a decimal as its exact text (sums the client divides exactly)."""
+    return str(value) if isinstance(value, decimal.Decimal) else _plain(value)
 
 
 def _schema(df: Any) -> list[dict[str, Any]]:
@@ -183,13 +189,14 @@ class Live:
         except self.errors as exc:
             return {"error": _error(exc)}
 
-    def query(self, sql: str, limit: int) -> dict[str, Any]:
+    def query(self, sql: str, limit: int, exact: bool = False) -> dict[str, Any]:
+        value = _exact if exact else _plain
         try:
             with Progress(self.spark, self.write):
                 df = self.spark.sql(sql)
                 run = df.limit(limit) if limit >= 0 else df
                 rows = run.collect()
-            return {"columns": df.columns, "rows": [[_plain(v) for v in r] for r in rows],
+            return {"columns": df.columns, "rows": [[value(v) for v in r] for r in rows],
                     "observed": self._observed(run)}
         except self.errors as exc:
             return {"error": _error(exc)}
@@ -205,7 +212,7 @@ class Live:
             found = metrics.get(name)
             if found.isDefined():
                 row = found.get()
-                out[name] = {f: _plain(row.get(i)) for i, f in enumerate(row.schema().fieldNames())}
+                out[name] = {f: _exact(row.get(i)) for i, f in enumerate(row.schema().fieldNames())}
         return out
 
     def fresh(self) -> dict[str, Any]:
@@ -253,7 +260,7 @@ def main() -> None:
             elif op == "observe":
                 answer = live.observe(req["name"], req["sql"], list(req["metrics"]))
             elif op == "query":
-                answer = live.query(req["sql"], int(req.get("limit", 1000)))
+                answer = live.query(req["sql"], int(req.get("limit", 1000)), bool(req.get("exact")))
             elif op == "fresh":
                 answer = live.fresh()
             elif op == "drop":

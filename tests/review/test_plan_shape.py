@@ -70,7 +70,7 @@ def test_the_keyed_diff_joins_once_and_its_observed_aggregates_equal_the_plain_o
     assert samples.count("SortMergeJoin") == 1 and "CollectMetrics" in samples, samples
 
     for where in (None, "id <> 2"):  # changes; nothing to sample
-        plain = live.query(diffsql.keyed_stats(layout, "b", "a", where), 1)[0]
+        plain = live.query(diffsql.keyed_stats(layout, "b", "a", where), 1, exact=True)[0]
         observed, rows = one_pass(live, layout, where)
         assert observed == plain, where
     # sides the optimizer knows to be empty: no observed node is left (the engine then aggregates)
@@ -97,9 +97,22 @@ def test_the_diff_engine_reports_the_same_counts_with_and_without_samples(live: 
     assert with_samples.duplicates == without.duplicates and with_samples.null_keys == without.null_keys
     assert [(c.name, c.changed) for c in with_samples.columns] == [(c.name, c.changed) for c in without.columns]
     assert with_samples.numeric == without.numeric
+    avg = live.query("SELECT AVG(id) AS id, AVG(x) AS x, SUM(x) AS sx FROM VALUES " + BEFORE.split(" VALUES ")[1], 1)[0]
+    means = {n.name: n.mean_before for n in with_samples.numeric}
+    assert means == {"id": avg["id"], "x": avg["x"]} and avg["x"] == 3.16667  # 19.0 / 6, half up at scale 1 + 4
+    assert {n.name: n.sum_before for n in with_samples.numeric}["x"] == avg["sx"] == 19
     assert len(with_samples.samples) == 2 + 2 + 1 + 2  # removed, added, changed, duplicate (at most 2 each)
     empty = engine.diff_view(live, vid, "update", before, after, ("id",), "id > 100", 2)
     assert (empty.status, empty.rows_before, empty.rows_after, empty.samples) == ("ok", 0, 0, [])
+
+
+def test_means_are_spark_averages_from_the_exact_sum_and_count() -> None:
+    assert diffsql.mean("19.0", 6, "decimal(2,1)") == 3.16667
+    assert diffsql.mean("0.000005", 3, "decimal(18,6)") == 1.6667e-06  # half up at scale 6 + 4
+    assert diffsql.mean("0.000004", 3, "decimal(18,6)") == 1.3333e-06
+    assert diffsql.mean("30", 3, "decimal(10,0)") == 10  # integral: an int, as AVG's decimal comes back
+    assert diffsql.mean(7, 2, "bigint") == 3.5 and diffsql.mean(1.5, 3, "double") == 0.5
+    assert diffsql.mean(None, 0, "int") is None and diffsql.mean(0, 0, "decimal(18,2)") is None
 
 
 class Unique:
