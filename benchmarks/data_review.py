@@ -8,7 +8,9 @@ Spark, one view per table (key `id`), its declared definition changing 1 % of th
   start included) and the Spark part alone;
 - `viewsync check` of 6 checks vs one hand-written aggregation pass computing them;
 - the driver JVM's peak RSS of `viewsync diff` on 1M and on 10M rows (flat: nothing
-  proportional to the table reaches the driver);
+  proportional to the table reaches the driver), in local mode (where the driver JVM also
+  runs the tasks: its sort buffers grow with the data up to Spark's execution memory) and on
+  the cluster (where it runs none);
 - the same diff on a standalone cluster (a master and two 1-core workers started with the
   scripts pyspark ships): identical report, its time beside local[2];
 - an anchor: datadiffer (a maintained successor of data-diff, whose install fails here; installed
@@ -231,10 +233,14 @@ def main() -> None:
                 write_repo(repo, uri, tmp, master=master, declared=True,
                            conf={"spark.executor.memory": "768m", "spark.cores.max": "2"})
                 cl_wall, cl = cli(repo, "diff", "--select", "hive.bench.v_big")
+                _, cl_small = cli(repo, "diff", "--select", "hive.bench.v_small")
             same = stripped(cl) == stripped(vs)
             results.append((f"diff {big_n} on a standalone cluster (2 workers x 1 core)",
                             f"{cl_wall:.1f} s (local[2]: {vs_wall:.1f} s)",
                             f"Spark part {cl['views'][0]['seconds']:.1f} s; report identical: {same}"))
+            results.append((f"driver peak RSS on the cluster, diff {small_n} / {big_n}",
+                            f"{cl_small['spark']['driver_peak_rss_mb']} / {cl['spark']['driver_peak_rss_mb']} MB",
+                            "the driver runs no tasks there (in local mode it is also the executor)"))
         if args.anchor_python:
             out_dir = tmp / "export"
             run([sys.executable, "-c", EXPORT, uri, big_live, big_declared, str(out_dir)])

@@ -1,11 +1,13 @@
 """The checks' SQL (pure): every check of one view in one scan of it.
 
-`unique` adds a window over its columns, `relationships` a left join with the distinct values
-of its target; then a single aggregation counts each check's failing rows (`f_<i>`) and
-duplicated values (`g_<i>`). The failing rows of failed checks (at most `SAMPLE` each) come
-from a second query, run only when a check failed. Semantics follow dbt's tests: NULLs pass
-`accepted_values`, `relationships` and `expression` (a row fails when `NOT (expr)` is TRUE);
-`unique` ignores rows whose checked columns are all NULL.
+`unique` adds a window over its columns (its count and row number in one window spec: one
+Window operator over one sort, the shape of a hand-written uniqueness count), `relationships`
+a left join with the distinct values of its target; then a single aggregation counts each
+check's failing rows (`f_<i>`) and duplicated values (`g_<i>`). The failing rows of failed
+checks (at most `SAMPLE` each) come from a second query, run only when a check failed.
+Semantics follow dbt's tests: NULLs pass `accepted_values`, `relationships` and `expression`
+(a row fails when `NOT (expr)` is TRUE); `unique` ignores rows whose checked columns are all
+NULL.
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: d
         elif c.kind == "unique":
             names = [_column(cols, n, c) for n in c.args]
             part = ", ".join(names)
-            windows += [f"COUNT(1) OVER (PARTITION BY {part}) AS __vs_u{i}",
-                        f"ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY {part}) AS __vs_ur{i}"]
+            over = f"PARTITION BY {part} ORDER BY {part}"  # one spec for both: one Window operator, one sort
+            windows += [f"COUNT(1) OVER ({over} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS __vs_u{i}",
+                        f"ROW_NUMBER() OVER ({over}) AS __vs_ur{i}"]
             all_null = " AND ".join(f"{n} IS NULL" for n in names)
             failing[i] = f"(__vs_u{i} > 1 AND NOT ({all_null}))"
             groups[i] = f"{failing[i]} AND __vs_ur{i} = 1"

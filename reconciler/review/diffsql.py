@@ -1,9 +1,13 @@
 """The diff's SQL (pure): two registered relations, BEFORE (the live definition) and AFTER (the
 declared one), compared in Spark. Only aggregates and `sample` rows per class come back.
 
-With a key: both sides carry `COUNT(*)` and `ROW_NUMBER()` over their key (one shuffle by key,
-which the full outer join on the key reuses), so duplicate keys are counted exactly and every
-row is counted once although duplicates multiply in the join. Without a key: a multiset diff,
+With a key: both sides carry `COUNT(*)` and `ROW_NUMBER()` over their key, in ONE window spec
+(same partition and order: one Window operator per side, sorted by the sort the merge join needs
+anyway, over the shuffle by key the full outer join reuses), so duplicate keys are counted
+exactly and every row is counted once although duplicates multiply in the join. The join runs
+once: its aggregates are observed metrics (`keyed_metrics`, Spark's `Dataset.observe`) of the
+relation (`keyed_rows`) whose rows of the sampled classes feed `keyed_samples`, so only the
+changed rows go further than the aggregation. Without a key: a multiset diff,
 both sides' rows grouped by all common columns (`only before` = Σ max(nb - na, 0)).
 
 Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
@@ -11,6 +15,7 @@ Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
 
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,8 +103,9 @@ def _side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[
     sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
     if keys is not None:
         part = ", ".join(q(cols[k].name) for k in keys)
-        sel += [f"COUNT(1) OVER (PARTITION BY {part}) AS {prefix}__n",
-                f"ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY {part}) AS {prefix}__rn",
+        over = f"PARTITION BY {part} ORDER BY {part}"  # one spec for both: one Window operator
+        sel += [f"COUNT(1) OVER ({over} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS {prefix}__n",
+                f"ROW_NUMBER() OVER ({over}) AS {prefix}__rn",
                 "(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn"]
     return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
 
@@ -109,73 +115,123 @@ def _joined(layout: Layout, before: str, after: str, where: str | None) -> str:
     ka = [j for _, j in layout.key_pairs]
     on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
     differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
-    cls = ("CASE WHEN b__n IS NULL THEN 'added' WHEN a__n IS NULL THEN 'removed' "
-           "WHEN b__n > 1 OR a__n > 1 THEN 'duplicate' "
-           f"WHEN {differs} THEN 'changed' ELSE 'unchanged' END")
+    code = {c: n for n, c in enumerate(CLASSES, 1)}  # 0: unchanged
+    cls = (f"CASE WHEN b__n IS NULL THEN {code['added']} WHEN a__n IS NULL THEN {code['removed']} "
+           f"WHEN b__n > 1 OR a__n > 1 THEN {code['duplicate']} "
+           f"WHEN {differs} THEN {code['changed']} ELSE 0 END")
+    # the class as a small integer and the once-flags computed once per joined row: the
+    # aggregates then test an int and a boolean instead of a string and a condition each
     return (f"WITH b AS ({_side(before, layout.before, 'b', where, kb)}),\n"
             f"a AS ({_side(after, layout.after, 'a', where, ka)}),\n"
-            f"j AS (SELECT b.*, a.*, {cls} AS __c FROM b FULL OUTER JOIN a ON {on})\n")
+            f"j AS (SELECT b.*, a.*, {cls} AS __k, {ONCE_B} AS __ob, {ONCE_A} AS __oa "
+            f"FROM b FULL OUTER JOIN a ON {on})\n")
 
 
 ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row exactly once
 ONCE_A = "a__n IS NOT NULL AND (b__n IS NULL OR b__rn = 1)"
 
 
-def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
-    """One row: counts per class, duplicates and NULL keys per side, per-column change counts
-    (`ch_<b>_<a>`), sums and means of numeric columns (`sb_<i>`, `mb_<i>`, `sa_<j>`, `ma_<j>`)."""
+def _is(cls: str) -> str:
+    """The condition on `__k` (the class code of a joined row) for a class name."""
+    return f"__k = {CLASSES.index(cls) + 1 if cls in CLASSES else 0}"
+
+
+def keyed_rows(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """Every row of the full outer join on the key: `b_<i>`, `a_<j>`, the sides' `__n`
+    (rows of the key), `__rn`, `__kn` (NULL key), the class `__k` (0 unchanged, else 1 + its
+    index in CLASSES), and `__ob` / `__oa` (the row stands for its before / after row once)."""
+    return _joined(layout, before, after, where) + "SELECT * FROM j"
+
+
+def keyed_metrics(layout: Layout) -> list[str]:
+    """The aggregates over `keyed_rows` (`<expr> AS <name>`): counts per class, duplicates and
+    NULL keys per side, per-column change counts (`ch_<b>_<a>`), sums and counts of numeric
+    columns (`sb_<i>`, `cb_<i>`, `sa_<j>`, `ca_<j>`; `with_means` adds their means)."""
 
     def count(cond: str) -> str:
         return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
 
-    agg = [f"{count(ONCE_B)} AS rows_before", f"{count(ONCE_A)} AS rows_after"]
-    agg += [f"{count(f'__c = {lit(c)}')} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    agg = [f"{count('__ob')} AS rows_before", f"{count('__oa')} AS rows_after"]
+    agg += [f"{count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
     # duplicate: keys on both sides, duplicated on at least one (their rows are not compared)
-    agg.append(f"{count('__c = ' + lit('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
-    agg += [f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
-            f"{count(f'{ONCE_B} AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
-            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
-            f"{count(f'{ONCE_A} AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
-            f"{count(f'{ONCE_B} AND b__kn')} AS null_keys_before",
-            f"{count(f'{ONCE_A} AND a__kn')} AS null_keys_after"]
-    agg += [count("__c = 'changed' AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}" for i, j in layout.compared()]
-    agg += _numeric_aggs(layout)
-    return _joined(layout, before, after, where) + "SELECT " + ",\n  ".join(agg) + " FROM j"
+    agg.append(f"{count(_is('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
+    agg += [f"{count('__ob AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
+            f"{count('__ob AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
+            f"{count('__oa AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
+            f"{count('__oa AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
+            f"{count('__ob AND b__kn')} AS null_keys_before",
+            f"{count('__oa AND a__kn')} AS null_keys_after"]
+    agg += [count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
+            for i, j in layout.compared()]
+    return agg + _numeric_aggs(layout)
+
+
+def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
+    """One row: `keyed_metrics` in one aggregation of the join (the diff without samples)."""
+    return _joined(layout, before, after, where) + "SELECT " + ",\n  ".join(keyed_metrics(layout)) + " FROM j"
 
 
 def _numeric_aggs(layout: Layout) -> list[str]:
     out = []
     for i, c in enumerate(layout.before):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_B} THEN b_{i} END) AS sb_{i}",
-                    f"AVG(CASE WHEN {ONCE_B} THEN b_{i} END) AS mb_{i}"]
+            out += [f"SUM(CASE WHEN __ob THEN b_{i} END) AS sb_{i}", f"COUNT(CASE WHEN __ob THEN b_{i} END) AS cb_{i}"]
     for j, c in enumerate(layout.after):
         if c.numeric:
-            out += [f"SUM(CASE WHEN {ONCE_A} THEN a_{j} END) AS sa_{j}",
-                    f"AVG(CASE WHEN {ONCE_A} THEN a_{j} END) AS ma_{j}"]
+            out += [f"SUM(CASE WHEN __oa THEN a_{j} END) AS sa_{j}", f"COUNT(CASE WHEN __oa THEN a_{j} END) AS ca_{j}"]
     return out
 
 
-def keyed_stats_and_samples(layout: Layout, before: str, after: str, where: str | None, sample: int) -> str:
-    """`keyed_stats` and up to `sample` rows of every class in ONE query of (`kind`, `payload`
-    JSON) rows: both branches read the same shuffles of the two sides (Spark reuses an exchange
-    that appears twice in a plan), so the views are scanned and shuffled once."""
-    stats = keyed_stats(layout, before, after, where)
-    head, select = stats.rsplit("SELECT ", 1)
-    aggs = select.rsplit(" FROM j", 1)[0].split(",\n  ")
-    pairs = ", ".join(f"{lit(a.rsplit(' AS ', 1)[1])}, {a.rsplit(' AS ', 1)[0]}" for a in aggs)
+def mean(total: Any, count: Any, type_: str) -> Any:
+    """What Spark's AVG gives, from the exact SUM and COUNT of the same values (an AVG beside
+    the SUM would add every value twice): decimal(p, s) divided exactly and rounded half up
+    to scale s + 4 (Spark's Average); other types as doubles, sum / count."""
+    if not count or total is None:
+        return None
+    if _base(type_) == "decimal":
+        scale = min(int(type_.split(",")[1].rstrip(") ")) + 4, 38) if "," in type_ else 4
+        with decimal.localcontext() as ctx:
+            ctx.prec = 100
+            value = (decimal.Decimal(str(total)) / int(count)).quantize(decimal.Decimal(1).scaleb(-scale),
+                                                                         rounding=decimal.ROUND_HALF_UP)
+        return _number(value)
+    return float(total) / int(count)
+
+
+def _number(value: Any) -> Any:
+    """A decimal as the review's results carry it: an int when integral, else a float."""
+    if isinstance(value, str):
+        value = decimal.Decimal(value)
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def with_means(layout: Layout, row: dict[str, Any]) -> dict[str, Any]:
+    """The keyed aggregates `row` (decimals exact, as text) with the means of the numeric
+    columns (`mb_<i>`, `ma_<j>`) and every value as the results carry it."""
+    out = dict(row)
+    for side, cols in (("b", layout.before), ("a", layout.after)):
+        for i, c in enumerate(cols):
+            if c.numeric and f"s{side}_{i}" in row:
+                out[f"m{side}_{i}"] = mean(row[f"s{side}_{i}"], row[f"c{side}_{i}"], c.type)
+    return {k: _number(v) for k, v in out.items()}
+
+
+def keyed_samples(layout: Layout, rows: str, sample: int) -> str:
+    """Up to `sample` rows of every class of CLASSES from `rows` (the registered `keyed_rows`,
+    observed), first keys first, one `payload` JSON each: class `c`, rank `s`, the sides `b`
+    and `a` by column index. The filter keeps only the changed rows; `ROW_NUMBER() <= n`
+    lets Spark keep the first n of each class per partition before they are shuffled."""
     order = ", ".join([f"b_{i}" for i, _ in layout.key_pairs] + [f"a_{j}" for _, j in layout.key_pairs])
     b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
     a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
     keep = "map('ignoreNullFields', 'false')"
-    # the side columns the stats read, read here too: both branches then share the same shuffles
-    sides = "named_struct('bn', b__n, 'br', b__rn, 'bk', b__kn, 'an', a__n, 'ar', a__rn, 'ak', a__kn)"
-    row = (f"to_json(named_struct('c', __c, 's', __s, 'b', named_struct({b_cols}), 'a', named_struct({a_cols}), "
-           f"'x', {sides}), {keep})")
-    wanted = ", ".join(lit(c) for c in CLASSES)
-    return (head + f"SELECT 'stats' AS kind, to_json(named_struct({pairs}), {keep}) AS payload FROM j\n"
-            f"UNION ALL SELECT 'sample' AS kind, {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER "
-            f"(PARTITION BY __c ORDER BY {order}) AS __s FROM j WHERE __c IN ({wanted})) WHERE __s <= {int(sample)}")
+    names = f"array({', '.join(lit(c) for c in CLASSES)})"
+    row = (f"to_json(named_struct('c', element_at({names}, __k), 's', __s, 'b', named_struct({b_cols}), "
+           f"'a', named_struct({a_cols})), {keep})")
+    return (f"SELECT {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __k ORDER BY {order}) AS __s "
+            f"FROM {q(rows)} WHERE __k > 0) WHERE __s <= {int(sample)}")
 
 
 def _grouped(layout: Layout, before: str, after: str, where: str | None) -> str:

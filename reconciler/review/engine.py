@@ -100,13 +100,23 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
     layout = Layout.of(b[1], a[1], key)
     out.schema = _schema(layout)
     keyed_samples: list[dict[str, Any]] = []
-    if key and sample > 0:  # stats and samples in one query: the sides are scanned once
-        rows = spark.query(diffsql.keyed_stats_and_samples(layout, b[0], a[0], where, sample), 1 + 4 * sample,
-                           progress)
-        row = next(json.loads(r["payload"]) for r in rows if r["kind"] == "stats")
-        keyed_samples = [json.loads(r["payload"]) for r in rows if r["kind"] == "sample"]
+    if key and sample > 0:  # the join once: its aggregates observed, its changed rows sampled
+        joined = _temp("joined")
+        try:
+            spark.observe(joined, diffsql.keyed_rows(layout, b[0], a[0], where), diffsql.keyed_metrics(layout))
+            rows, observed = spark.query_observed(diffsql.keyed_samples(layout, joined, sample),
+                                                  len(diffsql.CLASSES) * sample, progress)
+        finally:
+            if spark.alive():
+                spark.drop([joined])
+        # absent when Spark's optimizer removed the observed node (e.g. a side known to be empty)
+        row = observed[joined] if joined in observed else \
+            spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress, exact=True)[0]
+        row = diffsql.with_means(layout, row)
+        keyed_samples = [json.loads(r["payload"]) for r in rows]
     elif key:
-        row = spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress)[0]
+        row = diffsql.with_means(layout, spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress,
+                                                     exact=True)[0])
     if key:
         out.counts = {c: _int(row[f"n_{c}"]) for c in ("added", "removed", "changed", "unchanged", "duplicate")}
         out.duplicates = {side: {"keys": _int(row[f"dup_keys_{side}"]), "rows": _int(row[f"dup_rows_{side}"])}

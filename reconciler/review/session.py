@@ -112,11 +112,27 @@ class LiveSpark(JsonLineChild):
         schema: list[dict[str, Any]] = self.call({"op": "register", "name": name, "source": source})["schema"]
         return schema
 
-    def query(self, sql: str, limit: int = 10000, progress: Progress | None = None) -> list[dict[str, Any]]:
-        """Rows of `sql` (at most `limit`) as dicts by column name."""
-        answer = self.call({"op": "query", "sql": sql, "limit": limit}, progress)
+    def observe(self, name: str, sql: str, metrics: list[str]) -> list[dict[str, Any]]:
+        """Register `name` as the rows of `sql` with `metrics` (aggregates, `<expr> AS <name>`)
+        observed: a later `query_observed` reading it gets them from the same pass."""
+        schema: list[dict[str, Any]] = self.call({"op": "observe", "name": name, "sql": sql,
+                                                  "metrics": metrics})["schema"]
+        return schema
+
+    def query(self, sql: str, limit: int = 10000, progress: Progress | None = None,
+              exact: bool = False) -> list[dict[str, Any]]:
+        """Rows of `sql` (at most `limit`) as dicts by column name (`exact`: decimals as text)."""
+        return self.query_observed(sql, limit, progress, exact)[0]
+
+    def query_observed(self, sql: str, limit: int = 10000, progress: Progress | None = None, exact: bool = False
+                       ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """Rows of `sql` (at most `limit`) as dicts by column name, and the metrics of every
+        observed relation (see `observe`) it read, by the relation's name (decimals in the
+        metrics, and in the rows when `exact`, as text: exact)."""
+        answer = self.call({"op": "query", "sql": sql, "limit": limit, **({"exact": True} if exact else {})},
+                           progress)
         cols = answer["columns"]
-        return [dict(zip(cols, row, strict=True)) for row in answer["rows"]]
+        return [dict(zip(cols, row, strict=True)) for row in answer["rows"]], dict(answer.get("observed") or {})
 
     def fresh(self) -> None:
         """Start a review on current data: nothing an earlier review cached is reused."""

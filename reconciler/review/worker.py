@@ -17,7 +17,12 @@ job runs, progress lines {"progress": {...}} may come before its answer. Request
                                          {"kind": "jdbc", "url", "query", "options": {...}}
                                          (either with "columns": [names] to rename the result)}
         -> {"schema": [{"name", "type", "numeric"}]} | {"error": {"class", "message"}}
-    {"op": "query", "sql", "limit"} -> {"columns": [...], "rows": [[...]]} | {"error": ...}
+    {"op": "observe", "name", "sql", "metrics": ["<aggregate> AS <name>", ...]}
+        -> {"schema": [...]} | {"error": ...}   (`name`: a temporary view of the query whose
+        aggregates are observed metrics, computed while a later query reads it)
+    {"op": "query", "sql", "limit", "exact"?} -> {"columns": [...], "rows": [[...]],
+                                        "observed": {name: {metric: value}}} | {"error": ...}
+        (decimals as text in "observed", and in "rows" with "exact": true)
     {"op": "drop", "names": [...]} -> {"dropped": n}
     {"op": "fresh"} -> {"fresh": true}   (forget cached relations and file listings)
     {"op": "stop"}
@@ -84,6 +89,11 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _exact(value: Any) -> Any:
+    """As `_plain`, but a decimal as its exact text (sums the client divides exactly)."""
+    return str(value) if isinstance(value, decimal.Decimal) else _plain(value)
+
+
 def _schema(df: Any) -> list[dict[str, Any]]:
     out = []
     for f in df.schema.fields:
@@ -132,6 +142,7 @@ class Live:
     def __init__(self, spark: Any, write: Any) -> None:
         self.spark = spark
         self.write = write
+        self.observed: set[str] = set()  # temporary views with observed metrics
         from pyspark.errors import PySparkException
 
         self.errors: tuple[type[BaseException], ...] = (PySparkException,)
@@ -165,14 +176,44 @@ class Live:
         except self.errors as exc:
             return {"error": _error(exc)}
 
-    def query(self, sql: str, limit: int) -> dict[str, Any]:
+    def observe(self, name: str, sql: str, metrics: list[str]) -> dict[str, Any]:
+        """Register `name` as `sql` with `metrics` observed (Dataset.observe, Spark >= 3.3): the
+        query that reads it computes them in the same pass, on a cluster too (accumulators)."""
+        from pyspark.sql import functions
+
+        try:
+            df = self.spark.sql(sql)
+            df.observe(name, *[functions.expr(m) for m in metrics]).createOrReplaceTempView(name)
+            self.observed.add(name)
+            return {"schema": _schema(df)}
+        except self.errors as exc:
+            return {"error": _error(exc)}
+
+    def query(self, sql: str, limit: int, exact: bool = False) -> dict[str, Any]:
+        value = _exact if exact else _plain
         try:
             with Progress(self.spark, self.write):
                 df = self.spark.sql(sql)
-                rows = df.limit(limit).collect() if limit >= 0 else df.collect()
-            return {"columns": df.columns, "rows": [[_plain(v) for v in r] for r in rows]}
+                run = df.limit(limit) if limit >= 0 else df
+                rows = run.collect()
+            return {"columns": df.columns, "rows": [[value(v) for v in r] for r in rows],
+                    "observed": self._observed(run)}
         except self.errors as exc:
             return {"error": _error(exc)}
+
+    def _observed(self, df: Any) -> dict[str, dict[str, Any]]:
+        """The metrics of the observed relations the query `df` ran read, from its executed plan
+        (Spark's QueryExecution.observedMetrics: no listener, nothing to wait for)."""
+        if not self.observed:
+            return {}
+        metrics = df._jdf.queryExecution().observedMetrics()
+        out: dict[str, dict[str, Any]] = {}
+        for name in self.observed:
+            found = metrics.get(name)
+            if found.isDefined():
+                row = found.get()
+                out[name] = {f: _exact(row.get(i)) for i, f in enumerate(row.schema().fieldNames())}
+        return out
 
     def fresh(self) -> dict[str, Any]:
         """Forget what earlier reviews cached (table relations, file listings): live data moves."""
@@ -183,6 +224,7 @@ class Live:
     def drop(self, names: list[str]) -> dict[str, Any]:
         for n in names:
             self.spark.catalog.dropTempView(n)
+            self.observed.discard(n)
         return {"dropped": len(names)}
 
 
@@ -215,8 +257,10 @@ def main() -> None:
         try:
             if op == "register":
                 answer = live.register(req["name"], req["source"])
+            elif op == "observe":
+                answer = live.observe(req["name"], req["sql"], list(req["metrics"]))
             elif op == "query":
-                answer = live.query(req["sql"], int(req.get("limit", 1000)))
+                answer = live.query(req["sql"], int(req.get("limit", 1000)), bool(req.get("exact")))
             elif op == "fresh":
                 answer = live.fresh()
             elif op == "drop":
