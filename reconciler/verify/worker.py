@@ -87,7 +87,7 @@ _TEST_CONF = {
 }
 
 
-TEST_THREADS = 2  # test queries in flight at once (driver-side work of one overlaps the other's job)
+TEST_THREADS = 3  # test queries in flight at once (the driver-side work of some overlaps the job of another)
 
 
 def _q(name: str) -> str:
@@ -204,8 +204,8 @@ class Scratch:
         return {"answers": answers}
 
     def _run_tests(self, queries: list[dict[str, Any]], answers: list[dict[str, Any]], to_wire: Any) -> None:
-        """Two queries in flight: one is parsed and analysed on the driver while the other's
-        job runs (each thread its own JVM thread); answers keep the queries' order."""
+        """TEST_THREADS queries in flight: some are parsed and analysed on the driver while
+        another's job runs (each thread its own JVM thread); answers keep the queries' order."""
         from concurrent.futures import ThreadPoolExecutor
 
         def one(item: dict[str, Any]) -> dict[str, Any]:
