@@ -115,10 +115,9 @@ def _joined(layout: Layout, before: str, after: str, where: str | None) -> str:
     ka = [j for _, j in layout.key_pairs]
     on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
     differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
-    code = {c: n for n, c in enumerate(CLASSES, 1)}  # 0: unchanged
-    cls = (f"CASE WHEN b__n IS NULL THEN {code['added']} WHEN a__n IS NULL THEN {code['removed']} "
-           f"WHEN b__n > 1 OR a__n > 1 THEN {code['duplicate']} "
-           f"WHEN {differs} THEN {code['changed']} ELSE 0 END")
+    cls = (f"CASE WHEN b__n IS NULL THEN {_code('added')} WHEN a__n IS NULL THEN {_code('removed')} "
+           f"WHEN b__n > 1 OR a__n > 1 THEN {_code('duplicate')} "
+           f"WHEN {differs} THEN {_code('changed')} ELSE {_code('unchanged')} END")
     # the class as a small integer and the once-flags computed once per joined row: the
     # aggregates then test an int and a boolean instead of a string and a condition each
     return (f"WITH b AS ({_side(before, layout.before, 'b', where, kb)}),\n"
@@ -131,9 +130,15 @@ ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row e
 ONCE_A = "a__n IS NOT NULL AND (b__n IS NULL OR b__rn = 1)"
 
 
+def _code(cls: str) -> int:
+    """A joined row's class as `__k` carries it: 0 unchanged, else 1 + its index in CLASSES
+    (`keyed_samples` names it back with element_at, which counts from 1)."""
+    return CLASSES.index(cls) + 1 if cls in CLASSES else 0
+
+
 def _is(cls: str) -> str:
     """The condition on `__k` (the class code of a joined row) for a class name."""
-    return f"__k = {CLASSES.index(cls) + 1 if cls in CLASSES else 0}"
+    return f"__k = {_code(cls)}"
 
 
 def keyed_rows(layout: Layout, before: str, after: str, where: str | None) -> str:
