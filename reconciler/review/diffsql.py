@@ -11,6 +11,13 @@ changed rows go further than the aggregation. Without a key: a multiset diff,
 both sides' rows grouped by all common columns (`only before` = Σ max(nb - na, 0)).
 
 Columns are addressed by position (`b_3`, `a_0`), so any column name is safe.
+
+Keys are meant to be unique, so a keyed diff first runs the UNIQUE PASS (`unique_*`): no
+window; the join's aggregates in one plain aggregation (generated code fused with the merge
+join), each side's row count and the samples (`min_by(row, key, n)`, Spark >= 4.2) observed in
+the same pass. It proves its assumption in that pass: every side row appears once in the join
+(no key matched twice) and the rows on one side only have distinct keys. When that fails, the
+keyed diff above (windows, duplicates counted and shown) runs instead.
 """
 
 from __future__ import annotations
@@ -293,3 +300,77 @@ def one_side(rel: str, cols: list[Col], where: str | None) -> str:
 
 def rows_of(rel: str, where: str | None) -> str:
     return f"SELECT * FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+
+
+# -- the unique pass -------------------------------------------------------------------------
+
+UNIQUE_CLASSES = ("removed", "added", "changed")  # what the unique pass samples (no duplicates)
+
+
+def unique_side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[int]) -> str:
+    """One side of the unique pass: its columns by position and `<prefix>__kn` (a key column is
+    NULL; never NULL itself, so a NULL `__kn` after the join means the side is absent). The
+    engine registers it with `COUNT(1) AS n` observed."""
+    sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
+    sel.append("(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn")
+    return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+
+
+def unique_rows(layout: Layout, before: str, after: str) -> str:
+    """The full outer join of two `unique_side`s on the key, with the class `__k` (as `_code`)."""
+    on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
+    differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
+    cls = (f"CASE WHEN b__kn IS NULL THEN {_code('added')} WHEN a__kn IS NULL THEN {_code('removed')} "
+           f"WHEN {differs} THEN {_code('changed')} ELSE {_code('unchanged')} END")
+    return f"SELECT b.*, a.*, {cls} AS __k FROM {q(before)} b FULL OUTER JOIN {q(after)} a ON {on}"
+
+
+def _one_sided() -> str:
+    return (f"({_is('removed')} AND NOT b__kn) OR ({_is('added')} AND NOT a__kn)")
+
+
+def unique_stats(layout: Layout, rows: str) -> str:
+    """One row over `rows` (the registered `unique_rows`): what `keyed_metrics` gives when keys
+    are unique, and the proof: `rows_before` / `rows_after` (side rows in the join, to compare
+    with the sides' observed counts) and `one_sided_rows` = `one_sided_keys` (the non-NULL keys
+    on one side only are distinct: one COUNT(DISTINCT), whose groups are those keys only)."""
+
+    def count(cond: str) -> str:
+        return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
+
+    one = _one_sided()
+    keys = ", ".join(f"IF({one}, coalesce(b_{i}, a_{j}), NULL)" for i, j in layout.key_pairs)
+    agg = [f"{count('b__kn IS NOT NULL')} AS rows_before", f"{count('a__kn IS NOT NULL')} AS rows_after"]
+    agg += [f"{count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    agg += ["0 AS n_duplicate", "0 AS dup_rows_before", "0 AS dup_keys_before", "0 AS dup_rows_after",
+            "0 AS dup_keys_after", f"{count('b__kn')} AS null_keys_before", f"{count('a__kn')} AS null_keys_after",
+            f"{count(one)} AS one_sided_rows", f"COUNT(DISTINCT IF({one}, __k, NULL), {keys}) AS one_sided_keys"]
+    agg += [count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
+            for i, j in layout.compared()]
+    for side, cols in (("b", layout.before), ("a", layout.after)):
+        agg += [f"{fn}({side}_{i}) AS {s}{side}_{i}" for i, c in enumerate(cols) if c.numeric
+                for fn, s in (("SUM", "s"), ("COUNT", "c"))]
+    return "SELECT " + ",\n  ".join(agg) + f" FROM {q(rows)}"
+
+
+def unique_samples(layout: Layout, sample: int) -> list[str]:
+    """Observed metrics of `unique_rows`: `s_<class>` for each of UNIQUE_CLASSES, the JSON array
+    of its first `sample` rows by key (`{"b": {index: value}, "a": {...}}`), as `keyed_samples`
+    orders them: Spark's bottom-k `min_by` keeps `sample` rows per task, merged across tasks."""
+    order = "named_struct(" + ", ".join([f"'b{i}', b_{i}" for i, _ in layout.key_pairs]
+                                        + [f"'a{j}', a_{j}" for _, j in layout.key_pairs]) + ")"
+    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
+    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
+    row = f"named_struct('b', named_struct({b_cols}), 'a', named_struct({a_cols}))"
+    # a NULL ordering is skipped by min_by: only the rows of the class compete
+    return [f"to_json(min_by({row}, IF({_is(c)}, {order}, NULL), {int(sample)}), map('ignoreNullFields', 'false'))"
+            f" AS s_{c}" for c in UNIQUE_CLASSES]
+
+
+def unique_proven(stats: dict[str, Any], before_rows: Any, after_rows: Any) -> bool:
+    """Whether the unique pass's `stats` are the diff's: every side row appeared once in the
+    join (`before_rows` / `after_rows`: the sides' observed counts; None when Spark's optimizer
+    removed the observation) and the keys on one side only are distinct."""
+    return (before_rows is not None and after_rows is not None
+            and int(stats["rows_before"] or 0) == int(before_rows) and int(stats["rows_after"] or 0) == int(after_rows)
+            and int(stats["one_sided_rows"] or 0) == int(stats["one_sided_keys"] or 0))

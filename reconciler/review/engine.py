@@ -100,24 +100,11 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
     layout = Layout.of(b[1], a[1], key)
     out.schema = _schema(layout)
     keyed_samples: list[dict[str, Any]] = []
-    if key and sample > 0:  # the join once: its aggregates observed, its changed rows sampled
-        joined = _temp("joined")
-        try:
-            spark.observe(joined, diffsql.keyed_rows(layout, b[0], a[0], where), diffsql.keyed_metrics(layout))
-            rows, observed = spark.query_observed(diffsql.keyed_samples(layout, joined, sample),
-                                                  len(diffsql.CLASSES) * sample, progress)
-        finally:
-            if spark.alive():
-                spark.drop([joined])
-        # absent when Spark's optimizer removed the observed node (e.g. a side known to be empty)
-        row = observed[joined] if joined in observed else \
-            spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress, exact=True)[0]
-        row = diffsql.with_means(layout, row)
-        keyed_samples = [json.loads(r["payload"]) for r in rows]
-    elif key:
-        row = diffsql.with_means(layout, spark.query(diffsql.keyed_stats(layout, b[0], a[0], where), 1, progress,
-                                                     exact=True)[0])
     if key:
+        found = _unique_pass(spark, layout, b[0], a[0], where, sample, progress) \
+            if _has_bottom_k(spark) or sample <= 0 else None
+        row, keyed_samples = found or _keyed_pass(spark, layout, b[0], a[0], where, sample, progress)
+        row = diffsql.with_means(layout, row)
         out.counts = {c: _int(row[f"n_{c}"]) for c in ("added", "removed", "changed", "unchanged", "duplicate")}
         out.duplicates = {side: {"keys": _int(row[f"dup_keys_{side}"]), "rows": _int(row[f"dup_rows_{side}"])}
                           for side in ("before", "after")}
@@ -148,6 +135,68 @@ def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[st
             cls = r["__c"]
             out.samples.append(Sample(cls, values if cls == "removed" else None, values if cls == "added" else None,
                                       _int(r["__k"])))
+
+
+def _has_bottom_k(spark: LiveSpark) -> bool:
+    """Spark >= 4.2: `min_by(x, ord, k)`, which the unique pass samples with."""
+    try:
+        return tuple(int(p) for p in spark.spark_version.split(".")[:2]) >= (4, 2)
+    except ValueError:
+        return False
+
+
+def _unique_pass(spark: LiveSpark, layout: Layout, before: str, after: str, where: str | None, sample: int,
+                 progress: Progress | None) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The keyed diff in one pass without windows, when keys are unique (see diffsql): its
+    aggregates and samples; None when the pass shows keys that are not (or cannot show they
+    are), for `_keyed_pass` to count the duplicates."""
+    b_side, a_side, joined = _temp("bside"), _temp("aside"), _temp("rows")
+    try:
+        spark.observe(b_side, diffsql.unique_side(before, layout.before, "b", where,
+                                                  [i for i, _ in layout.key_pairs]), ["COUNT(1) AS n"])
+        spark.observe(a_side, diffsql.unique_side(after, layout.after, "a", where,
+                                                  [j for _, j in layout.key_pairs]), ["COUNT(1) AS n"])
+        rows_sql = diffsql.unique_rows(layout, b_side, a_side)
+        if sample > 0:
+            spark.observe(joined, rows_sql, diffsql.unique_samples(layout, sample))
+        else:
+            spark.register(joined, {"kind": "sql", "sql": rows_sql})
+        [stats], observed = spark.query_observed(diffsql.unique_stats(layout, joined), 1, progress, exact=True)
+    finally:
+        if spark.alive():
+            spark.drop([joined, a_side, b_side])
+    sides = [(observed.get(name) or {}).get("n") for name in (b_side, a_side)]
+    if not diffsql.unique_proven(stats, *sides):
+        return None
+    samples: list[dict[str, Any]] = []
+    if sample > 0:
+        found = observed.get(joined)
+        if found is None:  # the optimizer removed the observation: fine only with nothing to show
+            return (stats, []) if not any(_int(stats[f"n_{c}"]) for c in diffsql.UNIQUE_CLASSES) else None
+        for c in diffsql.UNIQUE_CLASSES:
+            text = found.get(f"s_{c}")
+            samples += [{"c": c, "s": n, "b": r["b"], "a": r["a"]}
+                        for n, r in enumerate(json.loads(text) if text else [], 1)]
+    return stats, samples
+
+
+def _keyed_pass(spark: LiveSpark, layout: Layout, before: str, after: str, where: str | None, sample: int,
+                progress: Progress | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The keyed diff with duplicate keys counted (windows per side): its aggregates and samples."""
+    if sample <= 0:
+        return spark.query(diffsql.keyed_stats(layout, before, after, where), 1, progress, exact=True)[0], []
+    joined = _temp("joined")  # the join once: its aggregates observed, its changed rows sampled
+    try:
+        spark.observe(joined, diffsql.keyed_rows(layout, before, after, where), diffsql.keyed_metrics(layout))
+        rows, observed = spark.query_observed(diffsql.keyed_samples(layout, joined, sample),
+                                              len(diffsql.CLASSES) * sample, progress)
+    finally:
+        if spark.alive():
+            spark.drop([joined])
+    # absent when Spark's optimizer removed the observed node (e.g. a side known to be empty)
+    row = observed[joined] if joined in observed else \
+        spark.query(diffsql.keyed_stats(layout, before, after, where), 1, progress, exact=True)[0]
+    return row, [json.loads(r["payload"]) for r in rows]
 
 
 def _one(spark: LiveSpark, out: ViewDiff, side: tuple[str, list[Col]], which: str, where: str | None,

@@ -1,4 +1,6 @@
-"""The shapes of the review's Spark plans, on a real (in-memory) Spark: a keyed diff joins the
+"""The shapes of the review's Spark plans, on a real (in-memory) Spark: with unique keys, a keyed
+diff is one join and one plain aggregation, no window, and proves the keys unique in that pass
+(every kind of duplicate key sends it to the full keyed diff); the full keyed diff joins the
 two sides ONCE (its aggregates are observed metrics of the join whose changed rows are
 sampled), with one Window operator per side; the observed aggregates equal the plain
 aggregation's, with duplicates, NULL keys and nothing to sample; a `unique` check is one Window
@@ -126,3 +128,62 @@ def test_a_unique_check_is_one_window_operator(live: LiveSpark) -> None:
     assert shape.count("Window [") == 1, shape
     row = live.query(built.stats, 1)[0]
     assert (row["n_rows"], row["f_0"], row["g_0"]) == (6, 2, 1)
+
+
+UNIQUE_BEFORE = ("SELECT * FROM VALUES (1, 'a', 1.5), (2, 'b', 2.5), (3, 'c', 3.5), (4, 'd', 4.5), "
+                 "(CAST(NULL AS INT), 'n', 0.5), (CAST(NULL AS INT), 'm', 0.25) AS t(id, v, x)")
+UNIQUE_AFTER = ("SELECT * FROM VALUES (1, 'a', 1.5), (2, 'B', 2.5), (4, 'd', 4.75), (7, 'g', 7.5), (8, 'h', 8.5), "
+                "(CAST(NULL AS INT), 'n', 0.5) AS t(id, v, x)")
+
+
+def unique_pass(live: LiveSpark, before: str, after: str, sample: int = 5) -> Any:
+    layout = Layout.of(registered(live, "b", before), registered(live, "a", after), ("id",))
+    return layout, engine._unique_pass(live, layout, "b", "a", None, sample, None)
+
+
+def test_with_unique_keys_the_diff_is_one_join_and_one_aggregation_equal_to_the_full_keyed_diff(
+        live: LiveSpark) -> None:
+    layout, found = unique_pass(live, UNIQUE_BEFORE, UNIQUE_AFTER)
+    assert found is not None  # two NULL keys on one side are not duplicates: they never match
+    stats, samples = found
+    full, full_samples = engine._keyed_pass(live, layout, "b", "a", None, 5, None)
+    for name, value in full.items():
+        assert stats[name] == value, name
+    assert (stats["n_removed"], stats["n_added"], stats["n_changed"], stats["n_unchanged"]) == (3, 3, 2, 1)
+    def rows(found: list[dict[str, Any]]) -> list[str]:  # rows of equal keys (NULL) come in any order
+        return sorted(json.dumps([s["c"], s["b"], s["a"]], sort_keys=True) for s in found)
+
+    assert rows(samples) == rows(full_samples)  # the same rows, first keys first
+    assert [(s["c"], s["b"]["0"], s["a"]["0"]) for s in samples] == [
+        ("removed", None, None), ("removed", None, None), ("removed", 3, None), ("added", None, None),
+        ("added", None, 7), ("added", None, 8), ("changed", 2, 2), ("changed", 4, 4)]
+    _, few = unique_pass(live, UNIQUE_BEFORE, UNIQUE_AFTER, sample=1)
+    assert [(s["c"], s["b"]["0"], s["a"]["0"]) for s in few[1]] == [
+        ("removed", None, None), ("added", None, None), ("changed", 2, 2)]
+
+    live.observe("bs", diffsql.unique_side("b", layout.before, "b", None, [0]), ["COUNT(1) AS n"])
+    live.observe("as", diffsql.unique_side("a", layout.after, "a", None, [0]), ["COUNT(1) AS n"])
+    live.observe("j", diffsql.unique_rows(layout, "bs", "as"), diffsql.unique_samples(layout, 5))
+    try:
+        shape = plan(live, diffsql.unique_stats(layout, "j"))
+    finally:
+        live.drop(["j", "as", "bs"])
+    assert "Window" not in shape and shape.count("SortMergeJoin") == 1 and shape.count("CollectMetrics") == 3, shape
+
+
+@pytest.mark.parametrize("before, after, what", [
+    (UNIQUE_BEFORE.replace("(4, 'd', 4.5)", "(4, 'd', 4.5), (4, 'e', 4.5)"), UNIQUE_AFTER, "before, matched"),
+    (UNIQUE_BEFORE, UNIQUE_AFTER.replace("(4, 'd', 4.75)", "(4, 'd', 4.75), (4, 'e', 4.5)"), "after, matched"),
+    (UNIQUE_BEFORE.replace("(3, 'c', 3.5)", "(3, 'c', 3.5), (3, 'z', 0.0)"), UNIQUE_AFTER, "before only"),
+    (UNIQUE_BEFORE, UNIQUE_AFTER.replace("(8, 'h', 8.5)", "(8, 'h', 8.5), (8, 'i', 0.0)"), "after only"),
+])
+def test_every_kind_of_duplicate_key_sends_the_diff_to_the_full_keyed_diff(live: LiveSpark, before: str, after: str,
+                                                                           what: str) -> None:
+    assert unique_pass(live, before, after)[1] is None, what
+    assert unique_pass(live, before, after, sample=0)[1] is None, what
+    from reconciler.core.model import ViewId
+
+    diff = engine.diff_view(live, ViewId("c", "s", "v"), "update", {"kind": "sql", "sql": before},
+                            {"kind": "sql", "sql": after}, ("id",), None, 5)
+    side = "before" if what.startswith("before") else "after"
+    assert diff.duplicates[side] == {"keys": 1, "rows": 2}, (what, diff.duplicates)
