@@ -3,9 +3,11 @@
 On a real Hive Metastore (from the pyspark wheel) with parquet tables of 8 columns written by
 Spark, one view per table (key `id`), its declared definition changing 1 % of the rows:
 
-- `viewsync diff` of the 10M-row view vs a hand-written PySpark full-outer-join diff computing
-  the same counts on the same data (the floor); both end to end in a fresh process (Spark's
-  start included) and the Spark part alone;
+- `viewsync diff` of the 10M-row view vs a hand-written PySpark full-outer-join diff on the same
+  data (the floor), twice: the join alone (no duplicate detection), and with duplicate keys
+  counted per side (a window per side) as the report counts them; ratios to both, the join
+  alone first; each end to end in a fresh process (Spark's start included) and the Spark part
+  alone;
 - `viewsync check` of 6 checks vs one hand-written aggregation pass computing them;
 - the driver JVM's peak RSS of `viewsync diff` on 1M and on 10M rows (flat: nothing
   proportional to the table reaches the driver), in local mode (where the driver JVM also
@@ -81,16 +83,23 @@ b = SparkSession.builder.config("spark.sql.catalogImplementation", "hive").confi
 for k, v in conf.items():
     b = b.config(k, v)
 spark = b.enableHiveSupport().getOrCreate()
+started = time.monotonic()  # the metastore client starts at the first catalog access, as viewsync's does
 spark.sql("USE bench")
-started = time.monotonic()
 cols = ["a", "b", "c", "d", "e", "f", "g"]
-if mode == "diff":
-    spark.sql(live).createOrReplaceTempView("b0")
-    spark.sql(declared).createOrReplaceTempView("a0")
+if mode in ("diff", "diff-dup"):
+    # diff-dup also counts duplicate keys per side, as the report does (a window per side, as
+    # the check floor counts `unique`); diff is the join alone
+    dup = mode == "diff-dup"
+    side = "SELECT *, COUNT(1) OVER (PARTITION BY id) AS n FROM {0}" if dup else "SELECT * FROM {0}"
+    spark.sql(side.format(f"({live})")).createOrReplaceTempView("b0")
+    spark.sql(side.format(f"({declared})")).createOrReplaceTempView("a0")
     differ = " OR ".join(f"NOT (b.{c} <=> a.{c})" for c in cols)
     per = ", ".join(f"SUM(CASE WHEN b.id IS NOT NULL AND a.id IS NOT NULL AND NOT (b.{c} <=> a.{c}) THEN 1 ELSE 0 END) AS ch_{c}" for c in cols)
+    dups = ("SUM(CASE WHEN b.n > 1 THEN 1 ELSE 0 END) AS dup_rows_before, SUM(CASE WHEN a.n > 1 THEN 1 ELSE 0 END) AS dup_rows_after, "
+            "ROUND(SUM(CASE WHEN b.n > 1 THEN 1 / b.n ELSE 0 END)) AS dup_keys_before, ROUND(SUM(CASE WHEN a.n > 1 THEN 1 / a.n ELSE 0 END)) AS dup_keys_after, "
+            if dup else "")
     row = spark.sql(f"SELECT SUM(CASE WHEN b.id IS NOT NULL THEN 1 ELSE 0 END) AS rows_before, "
-                    f"SUM(CASE WHEN a.id IS NOT NULL THEN 1 ELSE 0 END) AS rows_after, "
+                    f"SUM(CASE WHEN a.id IS NOT NULL THEN 1 ELSE 0 END) AS rows_after, {dups}"
                     f"SUM(CASE WHEN b.id IS NULL THEN 1 ELSE 0 END) AS added, SUM(CASE WHEN a.id IS NULL THEN 1 ELSE 0 END) AS removed, "
                     f"SUM(CASE WHEN b.id IS NOT NULL AND a.id IS NOT NULL AND ({differ}) THEN 1 ELSE 0 END) AS changed, {per} "
                     f"FROM b0 b FULL OUTER JOIN a0 a ON b.id = a.id").collect()[0].asDict()
@@ -195,19 +204,27 @@ def main() -> None:
         floor_wall, floor_out = run([sys.executable, "-c", FLOOR, uri, "diff", "t_big", big_live, big_declared,
                                      json.dumps(SPARK_CONF)])
         floor = json.loads(floor_out.strip().splitlines()[-1])
+        dfloor_wall, dfloor_out = run([sys.executable, "-c", FLOOR, uri, "diff-dup", "t_big", big_live, big_declared,
+                                       json.dumps(SPARK_CONF)])
+        dfloor = json.loads(dfloor_out.strip().splitlines()[-1])
         vs_wall, vs = cli(repo, "diff", "--select", "hive.bench.v_big")
         [vd] = vs["views"]
         assert vd["counts"]["changed"] == floor["row"]["changed"], (vd["counts"], floor["row"])
         assert vd["columns"][0]["changed"] == floor["row"]["ch_a"]
+        assert vd["duplicates"]["after"]["keys"] == dfloor["row"]["dup_keys_after"], (vd["duplicates"], dfloor["row"])
         vs0_wall, vs0 = cli(repo, "diff", "--select", "hive.bench.v_big", "--sample", "0")
         small_wall, small = cli(repo, "diff", "--select", "hive.bench.v_small")
         results += [
             (f"diff {big_n}: hand-written full outer join (floor)", f"{floor_wall:.1f} s", f"Spark part {floor['seconds']:.1f} s"),
-            (f"diff {big_n}: viewsync diff", f"{vs_wall:.1f} s ({vs_wall / floor_wall:.2f}x)",
-             f"Spark part {vd['seconds']:.1f} s ({vd['seconds'] / floor['seconds']:.2f}x); "
-             f"changed {vd['counts']['changed']:,}"),
-            (f"diff {big_n}: viewsync diff --sample 0", f"{vs0_wall:.1f} s ({vs0_wall / floor_wall:.2f}x)",
-             f"Spark part {vs0['views'][0]['seconds']:.1f} s ({vs0['views'][0]['seconds'] / floor['seconds']:.2f}x)"),
+            (f"diff {big_n}: the floor with duplicate keys counted (the report's counts)", f"{dfloor_wall:.1f} s",
+             f"Spark part {dfloor['seconds']:.1f} s"),
+            (f"diff {big_n}: viewsync diff", f"{vs_wall:.1f} s ({vs_wall / floor_wall:.2f}x; {vs_wall / dfloor_wall:.2f}x)",
+             f"Spark part {vd['seconds']:.1f} s ({vd['seconds'] / floor['seconds']:.2f}x; "
+             f"{vd['seconds'] / dfloor['seconds']:.2f}x); changed {vd['counts']['changed']:,}"),
+            (f"diff {big_n}: viewsync diff --sample 0", f"{vs0_wall:.1f} s ({vs0_wall / floor_wall:.2f}x; "
+             f"{vs0_wall / dfloor_wall:.2f}x)",
+             f"Spark part {vs0['views'][0]['seconds']:.1f} s ({vs0['views'][0]['seconds'] / floor['seconds']:.2f}x; "
+             f"{vs0['views'][0]['seconds'] / dfloor['seconds']:.2f}x)"),
             (f"driver peak RSS, diff {small_n} / {big_n}", f"{small['spark']['driver_peak_rss_mb']} / "
              f"{vs['spark']['driver_peak_rss_mb']} MB", f"{small_n} diff {small_wall:.1f} s"),
         ]

@@ -1,7 +1,7 @@
 """The checks' SQL (pure): every check of one view in one scan of it.
 
-`unique` adds a window over its columns (its count and row number in one window spec: one
-Window operator over one sort, the shape of a hand-written uniqueness count), `relationships`
+`unique` adds a window over its columns (one COUNT: one Window operator over one sort, the
+shape of a hand-written uniqueness count), `relationships`
 a left join with the distinct values of its target; then a single aggregation counts each
 check's failing rows (`f_<i>`) and duplicated values (`g_<i>`). The failing rows of failed
 checks (at most `SAMPLE` each) come from a second query, run only when a check failed.
@@ -79,13 +79,10 @@ def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: d
             failing[i] = "(" + " OR ".join(f"{n} IS NULL" for n in names) + ")"
         elif c.kind == "unique":
             names = [_column(cols, n, c) for n in c.args]
-            part = ", ".join(names)
-            over = f"PARTITION BY {part} ORDER BY {part}"  # one spec for both: one Window operator, one sort
-            windows += [f"COUNT(1) OVER ({over} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS __vs_u{i}",
-                        f"ROW_NUMBER() OVER ({over}) AS __vs_ur{i}"]
+            windows.append(f"COUNT(1) OVER (PARTITION BY {', '.join(names)}) AS __vs_u{i}")
             all_null = " AND ".join(f"{n} IS NULL" for n in names)
             failing[i] = f"(__vs_u{i} > 1 AND NOT ({all_null}))"
-            groups[i] = f"{failing[i]} AND __vs_ur{i} = 1"
+            groups[i] = f"CASE WHEN {failing[i]} THEN 1.0D / __vs_u{i} ELSE 0.0D END"
         elif c.kind == "accepted_values":
             col = _column(cols, c.args["column"], c)
             values = list(c.args["values"])
@@ -111,7 +108,8 @@ def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: d
     prelude = f"WITH w1 AS ({w1}),\nw AS ({w})\n"
     agg = ["COUNT(1) AS n_rows"]
     agg += [f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS f_{i}" for i, cond in failing.items()]
-    agg += [f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS g_{i}" for i, cond in groups.items()]
+    # duplicated values: each of a value's n rows adds 1/n (rounding error far below 1/2)
+    agg += [f"CAST(ROUND(SUM({share})) AS BIGINT) AS g_{i}" for i, share in groups.items()]
     return Plan(prelude + "SELECT " + ",\n  ".join(agg) + " FROM w", failing, prelude, [c.name for c in cols])
 
 

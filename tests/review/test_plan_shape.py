@@ -128,6 +128,9 @@ def test_a_unique_check_is_one_window_operator(live: LiveSpark) -> None:
     assert shape.count("Window [") == 1, shape
     row = live.query(built.stats, 1)[0]
     assert (row["n_rows"], row["f_0"], row["g_0"]) == (6, 2, 1)
+    many = registered(live, "m", "SELECT * FROM VALUES (1), (1), (1), (2), (2), (3), (NULL), (NULL) AS t(id)")
+    row = live.query(checksql.build("m", many, [Unique()], {}).stats, 1)[0]
+    assert (row["f_0"], row["g_0"]) == (5, 2)  # rows of duplicated values, the values (NULLs pass)
 
 
 UNIQUE_BEFORE = ("SELECT * FROM VALUES (1, 'a', 1.5), (2, 'b', 2.5), (3, 'c', 3.5), (4, 'd', 4.5), "
