@@ -183,8 +183,9 @@ class CheckReport:
 
     @property
     def failed(self) -> bool:
-        """An `error` check failed or could not run, or a view could not be read: exit 1."""
-        return any(v.status == "error" for v in self.views) or any(
+        """An `error` check failed or could not run, or a view could not be read (an error, or
+        skipped: its catalog cannot be read by Spark; a gate that did not check fails): exit 1."""
+        return any(v.status in ("error", "skipped") for v in self.views) or any(
             c.severity == "error" and c.status != "pass" for _, c in self.results())
 
     def summary(self) -> dict[str, int]:

@@ -76,6 +76,11 @@ def test_text_markdown_and_junit_say_what_a_reviewer_needs() -> None:
     [suite] = junit.findall("testsuite")
     assert suite.get("failures") == "1" and len(suite.findall("testcase")) == 3
     assert check_report().failed
+    passing = CheckReport("declared", [ViewChecks(V, "declared", rows=20, checks=[check_report().views[0].checks[2]])])
+    assert not passing.failed
+    passing.views.append(ViewChecks(ViewId("glue", "s", "v"), "declared", status="skipped", message="glue: no"))
+    assert passing.failed  # checks that could not run do not pass a gate
+    assert "1 view(s) skipped" in render.checks_text(passing)
 
 
 def test_events_go_through_the_outbox_and_openlineage_gets_data_quality_facets(tmp_path: Path) -> None:
