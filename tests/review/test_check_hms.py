@@ -120,3 +120,54 @@ def test_declared_definition_catches_null_keys_before_apply(tmp_path: Path, meta
     assert diff["views"][0]["null_keys"] == {"before": 0, "after": 0}
     assert diff["views"][0]["counts"]["changed"] == 1  # id 11's customer_id became NULL
     assert metastore_state(hms_client) == before
+
+
+def _stderr_of(repo: Path, tty: bool) -> str:
+    """`viewsync check` run as a user runs it, its stderr a terminal (a pty) or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    cmd = [sys.executable, "-m", "reconciler.cli", "--repo", str(repo), "check"]
+    if not tty:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600).stderr
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # read while it runs: a full pty buffer would block the process
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the process closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=slave, timeout=600)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_is_one_line_rewritten_on_a_terminal_and_plain_lines_otherwise(tmp_path: Path, metastore: Any,
+                                                                                 spark: Any, database: str) -> None:
+    seed(spark, database)
+    write_payments(spark, database, GOOD)
+    repo = review_repo(tmp_path, metastore.uri, view_file(database, view(
+        "payments_v", "SELECT id, customer_id, amount, status FROM payments", columns=COLUMNS,
+        checks=[{"not_null": ["customer_id"]}])))
+    line = f"check 1/1 hive.{database}.payments_v"
+
+    terminal = _stderr_of(repo, tty=True)
+    assert "\r\x1b[K" + line in terminal, terminal  # rewritten in place
+    assert terminal.rstrip("\r\n").endswith("\r\x1b[K"), terminal[-200:]  # and cleared when done
+    plain = _stderr_of(repo, tty=False)
+    assert line + "\n" in plain and "\x1b[" not in plain, plain
