@@ -20,7 +20,10 @@ Spark, one view per table (key `id`), its declared definition changing 1 % of th
 
     python benchmarks/data_review.py                       # 10M and 1M rows, cluster, no anchor
     python benchmarks/data_review.py --rows 2000000 --small 200000 --no-cluster
-    python benchmarks/data_review.py --anchor-python /path/to/venv/bin/python
+    python benchmarks/data_review.py --anchor-python /path/to/venv/bin/python --runs 3
+
+With --runs N the two floors and the two viewsync diffs run N times, interleaved; the table
+gives medians (min-max), each ratio a ratio of medians.
 
 Targets: diff <= 1.25x the floor, check <= 1.2x its floor, driver RSS flat from 1M to 10M.
 Heavy: run it once on a quiet machine.
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,6 +189,7 @@ def main() -> None:
     ap.add_argument("--small", type=int, default=1_000_000)
     ap.add_argument("--no-cluster", action="store_true")
     ap.add_argument("--anchor-python", help="a Python with datadiffer (and duckdb) installed")
+    ap.add_argument("--runs", type=int, default=1, help="rounds of the four 10M diffs (medians reported)")
     args = ap.parse_args()
     load_before = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="viewsync-bench-review-"))
@@ -201,30 +206,46 @@ def main() -> None:
         write_repo(repo, uri, tmp, declared=True)
         big_live, big_declared = LIVE.format(table="t_big"), DECLARED.format(table="t_big")
 
-        floor_wall, floor_out = run([sys.executable, "-c", FLOOR, uri, "diff", "t_big", big_live, big_declared,
-                                     json.dumps(SPARK_CONF)])
-        floor = json.loads(floor_out.strip().splitlines()[-1])
-        dfloor_wall, dfloor_out = run([sys.executable, "-c", FLOOR, uri, "diff-dup", "t_big", big_live, big_declared,
-                                       json.dumps(SPARK_CONF)])
-        dfloor = json.loads(dfloor_out.strip().splitlines()[-1])
-        vs_wall, vs = cli(repo, "diff", "--select", "hive.bench.v_big")
-        [vd] = vs["views"]
-        assert vd["counts"]["changed"] == floor["row"]["changed"], (vd["counts"], floor["row"])
-        assert vd["columns"][0]["changed"] == floor["row"]["ch_a"]
-        assert vd["duplicates"]["after"]["keys"] == dfloor["row"]["dup_keys_after"], (vd["duplicates"], dfloor["row"])
-        vs0_wall, vs0 = cli(repo, "diff", "--select", "hive.bench.v_big", "--sample", "0")
+        timings: dict[str, list[tuple[float, float]]] = {"floor": [], "dfloor": [], "vs": [], "vs0": []}
+        for _ in range(args.runs):  # interleaved rounds: a slow moment of the machine hits all four
+            floors: dict[str, Any] = {}
+            for name, mode in (("floor", "diff"), ("dfloor", "diff-dup")):
+                took, text = run([sys.executable, "-c", FLOOR, uri, mode, "t_big", big_live, big_declared,
+                                  json.dumps(SPARK_CONF)])
+                floors[name] = json.loads(text.strip().splitlines()[-1])
+                timings[name].append((took, floors[name]["seconds"]))
+            floor, dfloor = floors["floor"], floors["dfloor"]
+            vs_wall, vs = cli(repo, "diff", "--select", "hive.bench.v_big")
+            [vd] = vs["views"]
+            assert vd["counts"]["changed"] == floor["row"]["changed"], (vd["counts"], floor["row"])
+            assert vd["columns"][0]["changed"] == floor["row"]["ch_a"]
+            assert vd["duplicates"]["after"]["keys"] == dfloor["row"]["dup_keys_after"], (vd["duplicates"], dfloor)
+            timings["vs"].append((vs_wall, vd["seconds"]))
+            vs0_wall, vs0 = cli(repo, "diff", "--select", "hive.bench.v_big", "--sample", "0")
+            timings["vs0"].append((vs0_wall, vs0["views"][0]["seconds"]))
         small_wall, small = cli(repo, "diff", "--select", "hive.bench.v_small")
+        wall = {k: statistics.median(w for w, _ in v) for k, v in timings.items()}
+        part = {k: statistics.median(p for _, p in v) for k, v in timings.items()}
+
+        def spread(name: str, i: int) -> str:
+            values = [t[i] for t in timings[name]]
+            return f" ({min(values):.1f}-{max(values):.1f})" if len(values) > 1 else ""
+
+        def ratios(name: str) -> str:
+            return (f"{wall[name]:.1f} s{spread(name, 0)} ({wall[name] / wall['floor']:.2f}x; "
+                    f"{wall[name] / wall['dfloor']:.2f}x)")
+
+        def part_ratios(name: str) -> str:
+            return (f"Spark part {part[name]:.1f} s ({part[name] / part['floor']:.2f}x; "
+                    f"{part[name] / part['dfloor']:.2f}x)")
+
         results += [
-            (f"diff {big_n}: hand-written full outer join (floor)", f"{floor_wall:.1f} s", f"Spark part {floor['seconds']:.1f} s"),
-            (f"diff {big_n}: the floor with duplicate keys counted (the report's counts)", f"{dfloor_wall:.1f} s",
-             f"Spark part {dfloor['seconds']:.1f} s"),
-            (f"diff {big_n}: viewsync diff", f"{vs_wall:.1f} s ({vs_wall / floor_wall:.2f}x; {vs_wall / dfloor_wall:.2f}x)",
-             f"Spark part {vd['seconds']:.1f} s ({vd['seconds'] / floor['seconds']:.2f}x; "
-             f"{vd['seconds'] / dfloor['seconds']:.2f}x); changed {vd['counts']['changed']:,}"),
-            (f"diff {big_n}: viewsync diff --sample 0", f"{vs0_wall:.1f} s ({vs0_wall / floor_wall:.2f}x; "
-             f"{vs0_wall / dfloor_wall:.2f}x)",
-             f"Spark part {vs0['views'][0]['seconds']:.1f} s ({vs0['views'][0]['seconds'] / floor['seconds']:.2f}x; "
-             f"{vs0['views'][0]['seconds'] / dfloor['seconds']:.2f}x)"),
+            (f"diff {big_n}: hand-written full outer join (floor)", f"{wall['floor']:.1f} s{spread('floor', 0)}",
+             f"Spark part {part['floor']:.1f} s"),
+            (f"diff {big_n}: the floor with duplicate keys counted (the report's counts)",
+             f"{wall['dfloor']:.1f} s{spread('dfloor', 0)}", f"Spark part {part['dfloor']:.1f} s"),
+            (f"diff {big_n}: viewsync diff", ratios("vs"), part_ratios("vs") + f"; changed {vd['counts']['changed']:,}"),
+            (f"diff {big_n}: viewsync diff --sample 0", ratios("vs0"), part_ratios("vs0")),
             (f"driver peak RSS, diff {small_n} / {big_n}", f"{small['spark']['driver_peak_rss_mb']} / "
              f"{vs['spark']['driver_peak_rss_mb']} MB", f"{small_n} diff {small_wall:.1f} s"),
         ]
@@ -253,7 +274,7 @@ def main() -> None:
                 _, cl_small = cli(repo, "diff", "--select", "hive.bench.v_small")
             same = stripped(cl) == stripped(vs)
             results.append((f"diff {big_n} on a standalone cluster (2 workers x 1 core)",
-                            f"{cl_wall:.1f} s (local[2]: {vs_wall:.1f} s)",
+                            f"{cl_wall:.1f} s (local[2]: {wall['vs']:.1f} s)",
                             f"Spark part {cl['views'][0]['seconds']:.1f} s; report identical: {same}"))
             results.append((f"driver peak RSS on the cluster, diff {small_n} / {big_n}",
                             f"{cl_small['spark']['driver_peak_rss_mb']} / {cl['spark']['driver_peak_rss_mb']} MB",
