@@ -28,6 +28,7 @@ from typing import Any
 
 CLASSES = ("removed", "added", "changed", "duplicate")
 _NOT_COMPARABLE = ("map", "struct", "array", "binary", "variant")
+KEEP_NULLS = "map('ignoreNullFields', 'false')"  # to_json's option: a NULL value stays in the sample
 
 
 def q(name: str) -> str:
@@ -106,31 +107,58 @@ def _differs(layout: Layout, i: int, j: int) -> str:
     return f"NOT (b_{i} <=> a_{j})"
 
 
-def _side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[int] | None) -> str:
+def _side(rel: str, cols: list[Col], prefix: str, where: str | None, keys: list[int], window: bool = True) -> str:
+    """One side of a keyed join: its columns by position, `<prefix>__kn` (a key column is
+    NULL) and, with `window`, the key's row count `__n` and row number `__rn`."""
     sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
-    if keys is not None:
+    if window:
         part = ", ".join(q(cols[k].name) for k in keys)
         over = f"PARTITION BY {part} ORDER BY {part}"  # one spec for both: one Window operator
         sel += [f"COUNT(1) OVER ({over} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS {prefix}__n",
-                f"ROW_NUMBER() OVER ({over}) AS {prefix}__rn",
-                "(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn"]
+                f"ROW_NUMBER() OVER ({over}) AS {prefix}__rn"]
+    sel.append("(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn")
     return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+
+
+def _on(layout: Layout) -> str:
+    return " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
+
+
+def _any_differs(layout: Layout) -> str:
+    """A matched row's compared columns differ (FALSE when there are none)."""
+    return " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
+
+
+def _count(cond: str) -> str:
+    return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
+
+
+def _change_counts(layout: Layout) -> list[str]:
+    """Per compared column, the changed rows where it differs (`ch_<b>_<a>`)."""
+    return [_count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
+            for i, j in layout.compared()]
+
+
+def _sides_struct(layout: Layout) -> str:
+    """The fields `'b', named_struct(...), 'a', named_struct(...)`: a joined row's two sides by
+    column index, as the samples carry them."""
+    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
+    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
+    return f"'b', named_struct({b_cols}), 'a', named_struct({a_cols})"
 
 
 def _joined(layout: Layout, before: str, after: str, where: str | None) -> str:
     kb = [i for i, _ in layout.key_pairs]
     ka = [j for _, j in layout.key_pairs]
-    on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
-    differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
     cls = (f"CASE WHEN b__n IS NULL THEN {_code('added')} WHEN a__n IS NULL THEN {_code('removed')} "
            f"WHEN b__n > 1 OR a__n > 1 THEN {_code('duplicate')} "
-           f"WHEN {differs} THEN {_code('changed')} ELSE {_code('unchanged')} END")
+           f"WHEN {_any_differs(layout)} THEN {_code('changed')} ELSE {_code('unchanged')} END")
     # the class as a small integer and the once-flags computed once per joined row: the
     # aggregates then test an int and a boolean instead of a string and a condition each
     return (f"WITH b AS ({_side(before, layout.before, 'b', where, kb)}),\n"
             f"a AS ({_side(after, layout.after, 'a', where, ka)}),\n"
             f"j AS (SELECT b.*, a.*, {cls} AS __k, {ONCE_B} AS __ob, {ONCE_A} AS __oa "
-            f"FROM b FULL OUTER JOIN a ON {on})\n")
+            f"FROM b FULL OUTER JOIN a ON {_on(layout)})\n")
 
 
 ONCE_B = "b__n IS NOT NULL AND (a__n IS NULL OR a__rn = 1)"  # each BEFORE row exactly once
@@ -159,23 +187,17 @@ def keyed_metrics(layout: Layout) -> list[str]:
     """The aggregates over `keyed_rows` (`<expr> AS <name>`): counts per class, duplicates and
     NULL keys per side, per-column change counts (`ch_<b>_<a>`), sums and counts of numeric
     columns (`sb_<i>`, `cb_<i>`, `sa_<j>`, `ca_<j>`; `with_means` adds their means)."""
-
-    def count(cond: str) -> str:
-        return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
-
-    agg = [f"{count('__ob')} AS rows_before", f"{count('__oa')} AS rows_after"]
-    agg += [f"{count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    agg = [f"{_count('__ob')} AS rows_before", f"{_count('__oa')} AS rows_after"]
+    agg += [f"{_count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
     # duplicate: keys on both sides, duplicated on at least one (their rows are not compared)
-    agg.append(f"{count(_is('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
-    agg += [f"{count('__ob AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
-            f"{count('__ob AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
-            f"{count('__oa AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
-            f"{count('__oa AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
-            f"{count('__ob AND b__kn')} AS null_keys_before",
-            f"{count('__oa AND a__kn')} AS null_keys_after"]
-    agg += [count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
-            for i, j in layout.compared()]
-    return agg + _numeric_aggs(layout)
+    agg.append(f"{_count(_is('duplicate') + ' AND b__rn = 1 AND a__rn = 1')} AS n_duplicate")
+    agg += [f"{_count('__ob AND b__n > 1 AND NOT b__kn')} AS dup_rows_before",
+            f"{_count('__ob AND b__n > 1 AND NOT b__kn AND b__rn = 1')} AS dup_keys_before",
+            f"{_count('__oa AND a__n > 1 AND NOT a__kn')} AS dup_rows_after",
+            f"{_count('__oa AND a__n > 1 AND NOT a__kn AND a__rn = 1')} AS dup_keys_after",
+            f"{_count('__ob AND b__kn')} AS null_keys_before",
+            f"{_count('__oa AND a__kn')} AS null_keys_after"]
+    return agg + _change_counts(layout) + _numeric_aggs(layout)
 
 
 def keyed_stats(layout: Layout, before: str, after: str, where: str | None) -> str:
@@ -236,12 +258,8 @@ def keyed_samples(layout: Layout, rows: str, sample: int) -> str:
     and `a` by column index. The filter keeps only the changed rows; `ROW_NUMBER() <= n`
     lets Spark keep the first n of each class per partition before they are shuffled."""
     order = ", ".join([f"b_{i}" for i, _ in layout.key_pairs] + [f"a_{j}" for _, j in layout.key_pairs])
-    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
-    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
-    keep = "map('ignoreNullFields', 'false')"
     names = f"array({', '.join(lit(c) for c in CLASSES)})"
-    row = (f"to_json(named_struct('c', element_at({names}, __k), 's', __s, 'b', named_struct({b_cols}), "
-           f"'a', named_struct({a_cols})), {keep})")
+    row = f"to_json(named_struct('c', element_at({names}, __k), 's', __s, {_sides_struct(layout)}), {KEEP_NULLS})"
     return (f"SELECT {row} AS payload FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __k ORDER BY {order}) AS __s "
             f"FROM {q(rows)} WHERE __k > 0) WHERE __s <= {int(sample)}")
 
@@ -311,22 +329,17 @@ def unique_side(rel: str, cols: list[Col], prefix: str, where: str | None, keys:
     """One side of the unique pass: its columns by position and `<prefix>__kn` (a key column is
     NULL; never NULL itself, so a NULL `__kn` after the join means the side is absent). The
     engine registers it with `COUNT(1) AS n` observed."""
-    sel = [f"{q(c.name)} AS {prefix}_{i}" for i, c in enumerate(cols)]
-    sel.append("(" + " OR ".join(f"{q(cols[k].name)} IS NULL" for k in keys) + f") AS {prefix}__kn")
-    return f"SELECT {', '.join(sel)} FROM {q(rel)}" + (f" WHERE {where}" if where else "")
+    return _side(rel, cols, prefix, where, keys, window=False)
 
 
 def unique_rows(layout: Layout, before: str, after: str) -> str:
     """The full outer join of two `unique_side`s on the key, with the class `__k` (as `_code`)."""
-    on = " AND ".join(f"b_{i} = a_{j}" for i, j in layout.key_pairs)
-    differs = " OR ".join(_differs(layout, i, j) for i, j in layout.compared()) or "FALSE"
     cls = (f"CASE WHEN b__kn IS NULL THEN {_code('added')} WHEN a__kn IS NULL THEN {_code('removed')} "
-           f"WHEN {differs} THEN {_code('changed')} ELSE {_code('unchanged')} END")
-    return f"SELECT b.*, a.*, {cls} AS __k FROM {q(before)} b FULL OUTER JOIN {q(after)} a ON {on}"
+           f"WHEN {_any_differs(layout)} THEN {_code('changed')} ELSE {_code('unchanged')} END")
+    return f"SELECT b.*, a.*, {cls} AS __k FROM {q(before)} b FULL OUTER JOIN {q(after)} a ON {_on(layout)}"
 
 
-def _one_sided() -> str:
-    return (f"({_is('removed')} AND NOT b__kn) OR ({_is('added')} AND NOT a__kn)")
+ONE_SIDED = f"({_is('removed')} AND NOT b__kn) OR ({_is('added')} AND NOT a__kn)"  # a non-NULL key on one side
 
 
 def unique_stats(layout: Layout, rows: str) -> str:
@@ -334,19 +347,14 @@ def unique_stats(layout: Layout, rows: str) -> str:
     are unique, and the proof: `rows_before` / `rows_after` (side rows in the join, to compare
     with the sides' observed counts) and `one_sided_rows` = `one_sided_keys` (the non-NULL keys
     on one side only are distinct: one COUNT(DISTINCT), whose groups are those keys only)."""
-
-    def count(cond: str) -> str:
-        return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END)"
-
-    one = _one_sided()
+    one = ONE_SIDED
     keys = ", ".join(f"IF({one}, coalesce(b_{i}, a_{j}), NULL)" for i, j in layout.key_pairs)
-    agg = [f"{count('b__kn IS NOT NULL')} AS rows_before", f"{count('a__kn IS NOT NULL')} AS rows_after"]
-    agg += [f"{count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
+    agg = [f"{_count('b__kn IS NOT NULL')} AS rows_before", f"{_count('a__kn IS NOT NULL')} AS rows_after"]
+    agg += [f"{_count(_is(c))} AS n_{c}" for c in ("removed", "added", "changed", "unchanged")]
     agg += ["0 AS n_duplicate", "0 AS dup_rows_before", "0 AS dup_keys_before", "0 AS dup_rows_after",
-            "0 AS dup_keys_after", f"{count('b__kn')} AS null_keys_before", f"{count('a__kn')} AS null_keys_after",
-            f"{count(one)} AS one_sided_rows", f"COUNT(DISTINCT IF({one}, __k, NULL), {keys}) AS one_sided_keys"]
-    agg += [count(_is("changed") + " AND " + _differs(layout, i, j)) + f" AS ch_{i}_{j}"
-            for i, j in layout.compared()]
+            "0 AS dup_keys_after", f"{_count('b__kn')} AS null_keys_before", f"{_count('a__kn')} AS null_keys_after",
+            f"{_count(one)} AS one_sided_rows", f"COUNT(DISTINCT IF({one}, __k, NULL), {keys}) AS one_sided_keys"]
+    agg += _change_counts(layout)
     for side, cols in (("b", layout.before), ("a", layout.after)):
         agg += [f"{fn}({side}_{i}) AS {s}{side}_{i}" for i, c in enumerate(cols) if c.numeric
                 for fn, s in (("SUM", "s"), ("COUNT", "c"))]
@@ -359,12 +367,10 @@ def unique_samples(layout: Layout, sample: int) -> list[str]:
     orders them: Spark's bottom-k `min_by` keeps `sample` rows per task, merged across tasks."""
     order = "named_struct(" + ", ".join([f"'b{i}', b_{i}" for i, _ in layout.key_pairs]
                                         + [f"'a{j}', a_{j}" for _, j in layout.key_pairs]) + ")"
-    b_cols = ", ".join(f"{lit(str(i))}, b_{i}" for i in range(len(layout.before)))
-    a_cols = ", ".join(f"{lit(str(j))}, a_{j}" for j in range(len(layout.after)))
-    row = f"named_struct('b', named_struct({b_cols}), 'a', named_struct({a_cols}))"
+    row = f"named_struct({_sides_struct(layout)})"
     # a NULL ordering is skipped by min_by: only the rows of the class compete
-    return [f"to_json(min_by({row}, IF({_is(c)}, {order}, NULL), {int(sample)}), map('ignoreNullFields', 'false'))"
-            f" AS s_{c}" for c in UNIQUE_CLASSES]
+    return [f"to_json(min_by({row}, IF({_is(c)}, {order}, NULL), {int(sample)}), {KEEP_NULLS}) AS s_{c}"
+            for c in UNIQUE_CLASSES]
 
 
 def unique_proven(stats: dict[str, Any], before_rows: Any, after_rows: Any) -> bool:
