@@ -664,6 +664,52 @@ def preview_gc(ctx: typer.Context, actor: Actor = None) -> None:
         raise typer.Exit(1)
 
 
+jars_app = typer.Typer(help="The pinned JVM jars data review puts on Spark's classpath (JDBC drivers, "
+                       "Iceberg's runtime): list them, fetch them from Maven Central.", no_args_is_help=True)
+app.add_typer(jars_app, name="jars")
+
+
+@jars_app.command("list")
+def jars_list(ctx: typer.Context) -> None:
+    """Each pinned jar: name, Maven coordinate, size, and its path when it is cached."""
+    from reconciler.jars import maven
+
+    for art in sorted(maven.pinned().values(), key=lambda a: (a.used_by, a.name)):
+        path = maven.cached(art)
+        where = str(path) if path else "not fetched"
+        out(ctx, f"{art.name:<28} {art.coordinate:<60} {art.size / 1e6:6.1f} MB  [{art.used_by}]  {where}\n")
+
+
+@jars_app.command("fetch")
+def jars_fetch(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Pinned names (see `viewsync jars list`).")] = None,
+    review: Annotated[bool, typer.Option("--review", help="Every jar data review can use.")] = False,
+) -> None:
+    """Download pinned jars from Maven Central ($VIEWSYNC_MAVEN_REPOSITORY: a mirror), check each one's
+    SHA-256, and keep them under ~/.cache/viewsync/jars; print each one's path."""
+    from reconciler.jars import maven
+
+    wanted = list(names or [])
+    if review:
+        wanted += [a.name for a in maven.pinned().values() if a.used_by == "review" and a.name not in wanted]
+    if not wanted:
+        raise UserError("name the jars to fetch (`viewsync jars list`), or pass --review")
+    try:
+        arts = [maven.artifact(n) for n in wanted]
+    except KeyError as exc:
+        raise UserError(str(exc.args[0])) from None
+    failed = 0
+    for art in arts:
+        try:
+            out(ctx, f"{art.name}: {maven.fetch(art)}\n")
+        except maven.FetchError as exc:
+            failed += 1
+            err(ctx, f"Error: {exc}")
+    if failed:
+        raise typer.Exit(1)
+
+
 def _is_usage_error(e: Exception) -> bool:
     """click's own errors (bad option, bad value...): they explain themselves. Matched by
     name: typer may bring click or a vendored copy of it."""

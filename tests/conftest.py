@@ -1,5 +1,5 @@
 """Shared fixtures: a copy of the sample repository, an in-process CLI runner,
-throwaway PostgreSQL / MariaDB databases on the machine's real servers, and a
+throwaway PostgreSQL databases on the machine's real server (scripts/databases), and a
 check that every plan any test emits is valid and round-trips."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers.cli import run_cli
-from tests.helpers.dbs import PG_ADMIN_URL, _server_up
+from tests.helpers.dbs import PG_ADMIN_URL, require_server
 from tests.helpers.paths import ROOT
 
 
@@ -58,11 +58,7 @@ def cli():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh PostgreSQL database on the machine's server, dropped afterwards."""
-    down = _server_up(PG_ADMIN_URL)
-    if down:
-        from tests.helpers.servers import backend_unavailable
-
-        backend_unavailable(f"PostgreSQL not reachable at 127.0.0.1:5432: {down}")
+    require_server(PG_ADMIN_URL, "PostgreSQL at 127.0.0.1:5432")
     name = f"vs_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:

@@ -4,9 +4,11 @@
   one metastore is Spark's session catalog, so one `hms` catalog per review session.
 - `iceberg-rest`: Iceberg's `SparkCatalog` (`type=rest`, the catalog's uri, warehouse, prefix,
   token or credential) under the catalog's own name, when Iceberg's Spark runtime is among the
-  configured jars or packages; without it, one line says what to add.
-- `jdbc`: Spark's JDBC source with the database's driver jar (Debian's under /usr/share/java
-  unless `driver_jar` says otherwise): tables as `<catalog>.<schema>.<table>` through Spark's
+  configured jars or packages; without it, one line says what to add. A configured jar may be a
+  pinned name (`iceberg-spark-runtime-3.5`): the cached jar of that name (reconciler/jars).
+- `jdbc`: Spark's JDBC source with the database's driver jar: `driver_jar` when set, else the
+  pinned driver in viewsync's jar cache (`viewsync jars fetch`), else Debian's under /usr/share/java;
+  tables as `<catalog>.<schema>.<table>` through Spark's
   JDBCTableCatalog, and a view's own SQL evaluated by the database (the JDBC `query` option)
   in a read-only session.
 - `glue`, `managed`: not readable by this Spark (see `UNSUPPORTED`).
@@ -19,16 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.core.model import ViewId, ViewSpec
+from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
 from reconciler.verify.settings import LiveCatalog, LiveSettings
 
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
-ICEBERG_PACKAGE = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"
+ICEBERG_PACKAGE = maven.artifact("iceberg-spark-runtime-3.5").coordinate
 JDBC_CATALOG = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
 DEBIAN_JARS = {"postgresql": "/usr/share/java/postgresql.jar",
                "mysql": "/usr/share/java/mariadb-java-client.jar",
                "mariadb": "/usr/share/java/mariadb-java-client.jar"}
-DEBIAN_PACKAGES = {"postgresql": "libpostgresql-jdbc-java", "mysql": "libmariadb-java", "mariadb": "libmariadb-java"}
+# the pinned driver of each backend (reconciler/jars/pinned.toml)
+PINNED_DRIVERS = {"postgresql": "postgresql", "mysql": "mariadb-java-client", "mariadb": "mariadb-java-client"}
 DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver",
            "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC"}
 READ_ONLY = {"postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
@@ -143,14 +147,7 @@ def _jdbc(cat: CatalogConfig, live: LiveCatalog) -> tuple[Jdbc, list[str]]:
         prefix = "jdbc:postgresql" if backend == "postgresql" else "jdbc:mariadb"
         jdbc_url = f"{prefix}://{url.host or '127.0.0.1'}:{url.port or (5432 if backend == 'postgresql' else 3306)}/" \
                    f"{url.database or ''}"
-    jar = live.driver_jar or DEBIAN_JARS.get(backend)
-    if jar is None:
-        raise NotReadable(f"catalog {cat.name!r}: set spark.live.catalogs.{cat.name}.driver_jar to the "
-                          f"{backend} JDBC driver's jar")
-    if not live.driver_jar and not Path(jar).exists():
-        raise NotReadable(f"catalog {cat.name!r}: no JDBC driver at {jar}: install {DEBIAN_PACKAGES[backend]} "
-                          f"(apt-get install {DEBIAN_PACKAGES[backend]}) or set "
-                          f"spark.live.catalogs.{cat.name}.driver_jar")
+    jar = live.driver_jar or _driver_jar(cat.name, backend)
     options = {"driver": DRIVERS[backend]}
     if url.username:
         options["user"] = url.username
@@ -161,6 +158,36 @@ def _jdbc(cat: CatalogConfig, live: LiveCatalog) -> tuple[Jdbc, list[str]]:
     return Jdbc(jdbc_url, backend, options), [jar]
 
 
+def _driver_jar(catalog: str, backend: str) -> str:
+    """The pinned driver from viewsync's jar cache, else Debian's. Raises NotReadable (one line:
+    what to fetch, or what to set)."""
+    if backend not in PINNED_DRIVERS:
+        raise NotReadable(f"catalog {catalog!r}: set spark.live.catalogs.{catalog}.driver_jar to the "
+                          f"{backend} JDBC driver's jar")
+    art = maven.artifact(PINNED_DRIVERS[backend])
+    found = maven.cached(art)
+    if found is not None:
+        return str(found)
+    if Path(DEBIAN_JARS[backend]).is_file():
+        return DEBIAN_JARS[backend]
+    raise NotReadable(f"catalog {catalog!r}: no {backend} JDBC driver ({art.coordinate}): "
+                      f"run `viewsync jars fetch {art.name}`, or set spark.live.catalogs.{catalog}.driver_jar")
+
+
+def _jars(catalog: str, configured: list[str]) -> list[str]:
+    """Configured jars, a pinned name (no path, no .jar) replaced by its cached jar. Raises NotReadable."""
+    out: list[str] = []
+    for jar in configured:
+        if "/" in jar or jar.endswith(".jar") or jar not in maven.pinned():
+            out.append(jar)
+            continue
+        try:
+            out.append(str(maven.require(maven.artifact(jar))))
+        except maven.FetchError as exc:
+            raise NotReadable(f"catalog {catalog!r}: jar {jar!r}: {exc}") from None
+    return out
+
+
 def readers(config: Config) -> dict[str, Reader]:
     """A reader per configured catalog; those Spark cannot read carry `unsupported`."""
     live = config.spark.live
@@ -168,7 +195,13 @@ def readers(config: Config) -> dict[str, Reader]:
     hms_seen: str | None = None
     for name, cat in sorted(config.catalogs.items()):
         extra = live.catalogs.get(name, LiveCatalog())
-        r = Reader(name, cat.type, conf=dict(extra.conf), jars=list(extra.jars), packages=list(extra.packages))
+        r = Reader(name, cat.type, conf=dict(extra.conf), packages=list(extra.packages))
+        try:
+            r.jars = _jars(name, list(extra.jars))
+        except NotReadable as exc:
+            r.unsupported = str(exc)
+            out[name] = r
+            continue
         if cat.type in UNSUPPORTED:
             r.unsupported = f"catalog {name!r} ({cat.type}): {UNSUPPORTED[cat.type]}"
         elif cat.type == "hms":
@@ -186,7 +219,8 @@ def readers(config: Config) -> dict[str, Reader]:
                           live.conf.get("spark.jars.packages", "")]
             if not any(ICEBERG_RUNTIME in j for j in configured):
                 r.unsupported = (f"catalog {name!r} (iceberg-rest): Iceberg's Spark runtime is not configured; add "
-                                 f"its jar to spark.live.catalogs.{name}.jars, or "
+                                 f"its jar to spark.live.catalogs.{name}.jars (`viewsync jars fetch "
+                                 f"iceberg-spark-runtime-3.5`, then jars: [iceberg-spark-runtime-3.5]), or "
                                  f"spark.live.catalogs.{name}.packages: [{ICEBERG_PACKAGE}]")
             else:
                 r.conf.update(_iceberg_conf(name, cat.options))

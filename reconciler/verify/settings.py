@@ -13,7 +13,7 @@ class LiveCatalog:
 
     jars: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
-    driver_jar: str | None = None  # jdbc: the driver's jar (default: Debian's under /usr/share/java)
+    driver_jar: str | None = None  # jdbc: the driver's jar (default: the pinned one, cached, else Debian's)
     conf: dict[str, str] = field(default_factory=dict)
 
 

@@ -188,13 +188,9 @@ def test_kill_at_every_step_sqlite_state(tmp_path: Path) -> None:
 @pytest.fixture
 def pg_databases() -> Iterator[Iterator[str]]:
     """Fresh PostgreSQL databases on demand, all dropped afterwards."""
-    from tests.helpers.dbs import _server_up
+    from tests.helpers.dbs import require_server
 
-    down = _server_up(PG_ADMIN_URL)
-    if down:
-        from tests.helpers.servers import backend_unavailable
-
-        backend_unavailable(f"PostgreSQL not reachable at 127.0.0.1:5432: {down}")
+    require_server(PG_ADMIN_URL, "PostgreSQL at 127.0.0.1:5432")
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     made: list[str] = []
 

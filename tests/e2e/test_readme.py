@@ -39,6 +39,31 @@ def test_ci_runs_the_test_command_in_a_new_virtual_environment() -> None:
     assert not any("--system-site-packages" in ln for ln in before)
 
 
+# What .ci/run may do before the README's test command without the README saying so: shell
+# plumbing and the new virtual environment. Anything else (an apt-get, a pip install, a download)
+# is an install step a newcomer would not know about, unless it is a script the README names.
+PLUMBING = (r"set -euo pipefail", r'cd "\$\(dirname "\$0"\)/\.\."', r"step\(\) \{.*\}", r"step_start=\$SECONDS",
+            r'step ".*"', r"export VIEWSYNC_REQUIRE_BACKENDS=1", r'venv="\$\(mktemp -d\)/venv"', r"trap .* EXIT",
+            r'python3 -m venv "\$venv"', r'\. "\$venv/bin/activate"', r'echo ".*"')
+
+
+def test_ci_installs_nothing_before_the_tests_that_the_readme_does_not_name() -> None:
+    """Twice an install step only CI ran (Debian's JDBC jars, an older PyYAML) hid a red README
+    command: before the test command, .ci/run runs plumbing and scripts the README tells a
+    newcomer to run, nothing else."""
+    readme = (ROOT / "README.md").read_text()
+    development = readme.split("## Development", 1)[1]
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    before = lines[1:lines.index(_commands()[1])]
+    for line in before:
+        if not line or line.startswith("#") or any(re.fullmatch(p, line) for p in PLUMBING):
+            continue
+        script = re.fullmatch(r"(?:sudo )?bash (scripts/[\w.-]+)", line)
+        assert script, f".ci/run runs {line!r} before the tests: move it into a script the README names"
+        assert f"bash {script[1]}" in development, f"the README's Development section does not name {script[1]}"
+        assert (ROOT / script[1]).is_file()
+
+
 def test_main_command_on_a_fresh_clone(tmp_path: Path) -> None:
     if shutil.which("git") is None or shutil.which("viewsync") is None:
         raise AssertionError("git and the installed viewsync console script are required")

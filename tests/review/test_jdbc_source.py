@@ -1,6 +1,7 @@
-"""A PostgreSQL catalog read by the review's Spark through its JDBC source (Debian's driver
-jar): a Hive view's `relationships` check against a PostgreSQL table, a diff of a Hive view
-that reads one, and the checks of a PostgreSQL view evaluated by the database itself."""
+"""A PostgreSQL catalog read by the review's Spark through its JDBC source (the pinned driver,
+fetched into viewsync's jar cache as `viewsync jars fetch postgresql` does): a Hive view's
+`relationships` check against a PostgreSQL table, a diff of a Hive view that reads one,
+and the checks of a PostgreSQL view evaluated by the database itself."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers.cli import run_cli
+from tests.helpers.jars import fetched
 from tests.review.conftest import review_repo, view, view_file
 
 pytestmark = pytest.mark.slow  # starts a metastore and two Sparks
@@ -21,6 +23,7 @@ CUSTOMERS = [{"name": "id", "type": "bigint"}, {"name": "name", "type": "string"
 
 @pytest.fixture
 def pg(pg_url: str) -> str:
+    fetched("postgresql")  # the review finds the driver in the jar cache
     engine = sa.create_engine(pg_url)
     with engine.begin() as conn:
         conn.execute(sa.text("CREATE TABLE public.customers (id BIGINT PRIMARY KEY, name TEXT)"))

@@ -10,8 +10,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from reconciler.core.model import ViewId
+from reconciler.jars import maven
 from reconciler.review import catalogs, render
 from reconciler.review.model import (
     CheckReport,
@@ -107,7 +109,21 @@ def test_events_go_through_the_outbox_and_openlineage_gets_data_quality_facets(t
         == [("not_null", False, "customer_id"), ("accepted_values", False, "status"), ("row_count", True, None)]
 
 
-def test_spark_conf_per_catalog_kind_and_what_is_not_supported(tmp_path: Path) -> None:
+def _no_driver_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty jar cache and no Debian jars: what this machine has installed does not matter."""
+    cache = tmp_path / "jar-cache"
+    monkeypatch.setenv(maven.CACHE_ENV, str(cache))
+    monkeypatch.setattr(catalogs, "DEBIAN_JARS", {k: str(tmp_path / "nowhere" / Path(v).name)
+                                                  for k, v in catalogs.DEBIAN_JARS.items()})
+    return cache
+
+
+def test_spark_conf_per_catalog_kind_and_what_is_not_supported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    cache = _no_driver_anywhere(tmp_path, monkeypatch)
+    driver = maven.artifact("postgresql")
+    cache.mkdir()
+    (cache / driver.file_name).write_bytes(b"\0" * driver.size)  # the cache holds only verified jars
     repo = write_repo(tmp_path / "repo", {
         "version": 1, "project": "review",
         "catalogs": {"hive": {"type": "hms", "uri": "thrift://meta:9083"},
@@ -134,9 +150,37 @@ def test_spark_conf_per_catalog_kind_and_what_is_not_supported(tmp_path: Path) -
     assert conf["spark.sql.catalog.lake.token"] == "tok-s3cr3t"
     assert conf["spark.sql.catalog.pg.url"] == "jdbc:postgresql://db:5433/shop"
     assert conf["spark.sql.catalog.pg.password"] == "pw-s3cr3t" and conf["spark.sql.catalog.pg.user"] == "app"
-    assert "/usr/share/java/postgresql.jar" in conf["spark.jars"] or readers["pg"].unsupported
+    assert str(cache / driver.file_name) in conf["spark.jars"].split(",")
     source, _ = readers["pg"].query_source(ViewId("pg", "public", "v"), _spec("SELECT 1 AS x", "postgres"))
     assert source["kind"] == "jdbc" and "READ ONLY" in source["options"]["sessionInitStatement"]
+
+
+def test_a_missing_jdbc_driver_says_what_to_fetch_and_a_pinned_jar_name_resolves_in_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = _no_driver_anywhere(tmp_path, monkeypatch)
+    repo = write_repo(tmp_path / "repo", {
+        "version": 1, "project": "review",
+        "catalogs": {"lake": {"type": "iceberg-rest", "uri": "http://rest:8181"},
+                     "pg": {"type": "jdbc", "url": "postgresql+psycopg://app@db/shop"},
+                     "my": {"type": "jdbc", "url": "mysql+pymysql://app@db/shop"}},
+        "spark": {"live": {"catalogs": {"lake": {"jars": ["iceberg-spark-runtime-3.5"]}}}}})
+    config = load_config(repo)
+    readers = catalogs.readers(config)
+    for name, pinned in (("pg", "postgresql"), ("my", "mariadb-java-client")):
+        why = readers[name].unsupported or ""
+        assert f"viewsync jars fetch {pinned}" in why and maven.artifact(pinned).coordinate in why, why
+        assert "\n" not in why
+    assert "viewsync jars fetch iceberg-spark-runtime-3.5" in (readers["lake"].unsupported or "")
+
+    runtime = maven.artifact("iceberg-spark-runtime-3.5")
+    cache.mkdir()
+    (cache / runtime.file_name).write_bytes(b"\0" * runtime.size)
+    debian_pg = tmp_path / "nowhere" / "postgresql.jar"
+    debian_pg.parent.mkdir()
+    debian_pg.write_bytes(b"jar")
+    readers = catalogs.readers(config)
+    assert readers["lake"].jars == [str(cache / runtime.file_name)] and not readers["lake"].unsupported
+    assert readers["pg"].jars == [str(debian_pg)]  # Debian's jar, the fallback
 
 
 def _spec(sql: str, dialect: str):  # type: ignore[no-untyped-def]

@@ -1,16 +1,16 @@
 """A real Iceberg REST catalog for the iceberg-rest adapter tests.
 
 tests/adapters/iceberg/server/IcebergRestServer.java routes the REST paths to Iceberg's own
-CatalogHandlers over an InMemoryCatalog. It is compiled here with javac against the
-Iceberg 1.5.2 jars shipped in the `bodo-iceberg-connector` wheel (cached by source
-hash under tests/adapters/iceberg/server/build/, gitignored) and started per session on a
-free port. Nothing is pre-built: a checkout, the installed deps and a JDK 17 suffice.
+CatalogHandlers over an InMemoryCatalog. It is compiled here with javac against Apache Iceberg's
+jars as published on Maven Central (pinned in reconciler/jars/pinned.toml, fetched into
+~/.cache/viewsync/jars on first use), cached by source hash under
+tests/adapters/iceberg/server/build/ (gitignored), and started per session on a free port.
+Nothing is pre-built: a checkout, the installed deps and a JDK 17 suffice.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,28 +21,20 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.iceberg import PAGE_SIZE, IcebergServer
+from tests.helpers.jars import fetched
 from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
 
 SERVER_DIR = Path(__file__).parent / "server"
 SOURCE = SERVER_DIR / "IcebergRestServer.java"
 MAIN_CLASS = "org.apache.iceberg.rest.IcebergRestServer"
-JAR_PREFIXES = ("iceberg-core-1.5.2", "iceberg-api-1.5.2", "iceberg-common-1.5.2", "iceberg-bundled-guava-1.5.2",
-                "jackson-databind-", "jackson-core-2", "jackson-annotations-", "caffeine-", "slf4j-api-")
+# Iceberg's catalog code and what its REST handlers load (pinned names)
+SERVER_JARS = ("iceberg-core", "iceberg-api", "iceberg-common", "iceberg-bundled-guava", "jackson-databind",
+               "jackson-core", "jackson-annotations", "caffeine", "slf4j-api")
 START_TIMEOUT = 120.0  # seconds: a JVM start on a loaded 2-core CI machine can take a while
 
 
 def _jars() -> list[Path]:
-    spec = importlib.util.find_spec("bodo_iceberg_connector")
-    if spec is None or not spec.submodule_search_locations:
-        backend_unavailable("bodo-iceberg-connector is not installed (it ships the Iceberg 1.5.2 jars)")
-    libs = Path(next(iter(spec.submodule_search_locations))) / "jars" / "libs"
-    found: list[Path] = []
-    for prefix in JAR_PREFIXES:
-        hits = sorted(libs.glob(f"{prefix}*.jar"))
-        if not hits:
-            backend_unavailable(f"jar {prefix}*.jar not found under {libs}")
-        found.append(hits[0])
-    return found
+    return fetched(*SERVER_JARS)
 
 
 def _compile(jars: list[Path]) -> Path:

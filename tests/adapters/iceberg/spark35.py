@@ -1,13 +1,11 @@
-"""A second Spark (3.5, the line Iceberg's Spark runtime on the package index targets) with
-Iceberg's SparkCatalog on the test REST server: real Spark reading and writing Iceberg views.
+"""A second Spark (3.5, the line Iceberg's Spark runtime targets) with Iceberg's SparkCatalog on
+the test REST server: real Spark reading and writing Iceberg views.
 
-Built at fixture time and cached outside the repo (~/.cache/viewsync-tests/spark35-iceberg,
-VIEWSYNC_TEST_CACHE overrides the root): pyspark 3.5 in its own venv; the
-iceberg-spark-runtime-3.5_2.12 jar from the snowpark-connect-deps-iceberg wheel, whose shaded
-Jackson and httpclient5 were stripped, so Debian's Jackson 2.14 and httpclient5/httpcore5 5.2
-(apt-get download) are relocated under org.apache.iceberg.shaded by Relocate.java (ASM), with an
-empty TlsSocketStrategy stub (httpclient5 5.2 lacks it, the runtime loads it at start).
-Spark 3.5 runs in a child process (the project's own venv has pyspark 4), driven over a pipe.
+pyspark 3.5 is installed at fixture time into its own venv, cached outside the repo
+(~/.cache/viewsync-tests/spark35-iceberg, VIEWSYNC_TEST_CACHE overrides the root); Iceberg's
+runtime is `org.apache.iceberg:iceberg-spark-runtime-3.5_2.12` as Apache publishes it on Maven
+Central, pinned and fetched by the product's own fetcher (reconciler/jars). Spark 3.5 runs in a
+child process (the project's own venv has pyspark 4), driven over a pipe.
 """
 
 from __future__ import annotations
@@ -19,20 +17,15 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from reconciler.jars import maven
+
 HERE = Path(__file__).parent / "spark35"
 PYSPARK = "pyspark==3.5.*"
-ICEBERG_WHEEL = "snowpark-connect-deps-iceberg==1.0.3"
-RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
-DEBS = ("libjackson2-core-java", "libjackson2-databind-java", "libjackson2-annotations-java",
-        "libhttpclient5-java", "libhttpcore5-java", "libasm-java")
-DEP_JARS = ("jackson-core.jar", "jackson-databind.jar", "jackson-annotations.jar", "httpclient5.jar",
-            "httpcore5.jar", "httpcore5-h2.jar")
-VERSION = "1"  # bump to rebuild every cache
+RUNTIME = "iceberg-spark-runtime-3.5"  # pinned name; the jar holds the SQL extensions too
 
 
 class BuildError(RuntimeError):
@@ -64,63 +57,6 @@ def _venv(root: Path) -> Path:
     return python
 
 
-def _iceberg_jars(root: Path) -> list[Path]:
-    out = root / "jars"
-    jars = [out / RUNTIME]  # it holds the SQL extensions too
-    if all(j.exists() for j in jars):
-        return jars
-    dl = root / "download"
-    dl.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", ICEBERG_WHEEL, "-d", str(dl)],
-         f"pip download {ICEBERG_WHEEL}")
-    wheel = next(dl.glob("snowpark_connect_deps_iceberg-*.whl"), None)
-    if wheel is None:
-        raise BuildError(f"{ICEBERG_WHEEL}: no wheel downloaded")
-    out.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(wheel) as z:
-        for jar in jars:
-            tmp = jar.with_suffix(".tmp")
-            tmp.write_bytes(z.read(f"snowpark_connect_deps_iceberg/jars/{jar.name}"))
-            tmp.rename(jar)
-    return jars
-
-
-def _debian_jars(root: Path) -> Path:
-    """Debian's jars (Jackson, httpclient5/httpcore5, ASM), unpacked; returns usr/share/java."""
-    debs = root / "debs"
-    java = debs / "root" / "usr" / "share" / "java"
-    if all((java / j).exists() for j in (*DEP_JARS, "asm.jar", "asm-commons.jar")):
-        return java
-    debs.mkdir(parents=True, exist_ok=True)
-    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
-        raise BuildError("apt-get/dpkg-deb not found (Debian's Jackson and httpclient5 jars are needed)")
-    try:
-        _run(["apt-get", "download", *DEBS], "apt-get download", cwd=debs, timeout=300)
-    except BuildError:
-        _run(["apt-get", "update", "-qq"], "apt-get update", timeout=300)
-        _run(["apt-get", "download", *DEBS], "apt-get download", cwd=debs, timeout=300)
-    for deb in debs.glob("*.deb"):
-        _run(["dpkg-deb", "-x", str(deb), str(debs / "root")], f"unpacking {deb.name}")
-    return java
-
-
-def _shaded_deps(root: Path, java: Path) -> Path:
-    out = root / "jars" / "iceberg-shaded-deps.jar"
-    if out.exists():
-        return out
-    if shutil.which("javac") is None:
-        raise BuildError("javac not found (a JDK 17 is needed to relocate the dependencies)")
-    build = root / "relocator"
-    build.mkdir(parents=True, exist_ok=True)
-    cp = os.pathsep.join([str(java / "asm.jar"), str(java / "asm-commons.jar")])
-    _run(["javac", "-nowarn", "-d", str(build), "-cp", cp, str(HERE / "Relocate.java")], "compiling Relocate.java")
-    tmp = out.with_suffix(".tmp")
-    _run(["java", "-cp", os.pathsep.join([cp, str(build)]), "Relocate", str(tmp), *(str(java / j) for j in DEP_JARS)],
-         "relocating Jackson and httpclient5")
-    tmp.rename(out)
-    return out
-
-
 @contextlib.contextmanager
 def _locked(root: Path) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
@@ -139,10 +75,11 @@ def build() -> tuple[Path, list[Path]]:
         raise BuildError("java not found (Spark 3.5 needs Java 17)")
     with _locked(root):
         python = _venv(root)
-        jars = _iceberg_jars(root)
-        deps = _shaded_deps(root, _debian_jars(root))
-        (root / "ready").write_text(VERSION)
-    return python, [*jars, deps]
+        try:
+            runtime = maven.fetch(maven.artifact(RUNTIME))
+        except maven.FetchError as exc:
+            raise BuildError(str(exc)) from None
+    return python, [runtime]
 
 
 class Spark35:

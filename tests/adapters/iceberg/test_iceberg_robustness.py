@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +29,7 @@ from reconciler.core.model import ViewId
 from reconciler.plan.planner import PlanOptions, build_plan
 from tests.adapters.iceberg.test_iceberg_adapter import PROJECT, make_spec
 from tests.helpers.iceberg import IcebergServer
+from tests.helpers.servers import free_port
 
 from . import conftest
 
@@ -294,13 +296,14 @@ def test_default_timeout_is_applied(adapter: IcebergRestAdapter, monkeypatch: py
 
 
 # ------------------------------------------------------------- the server fixture
-def test_missing_jdk_or_jars_fail_in_ci_and_skip_locally(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_jdk_or_jars_fail_in_ci_and_skip_locally(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert conftest.START_TIMEOUT >= 120  # a JVM on a loaded 2-core CI machine is slow to start
-    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    monkeypatch.setenv("VIEWSYNC_JARS_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("VIEWSYNC_MAVEN_REPOSITORY", f"http://127.0.0.1:{free_port()}/maven2")  # nothing listens
     monkeypatch.setattr("shutil.which", lambda name: None)
     for require, outcome in ((False, pytest.skip.Exception), (True, pytest.fail.Exception)):
         monkeypatch.setattr(tests.helpers.servers, "REQUIRE_BACKENDS", require)
-        with pytest.raises(outcome, match="bodo-iceberg-connector"):
+        with pytest.raises(outcome, match="cannot download org.apache.iceberg:iceberg-core:.*viewsync jars fetch"):
             conftest._jars()
         with pytest.raises(outcome, match="JDK"):
             conftest._compile([])

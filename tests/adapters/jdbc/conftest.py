@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.helpers.dbs import START_HINT
 from tests.helpers.jdbc import Db, unique
 from tests.helpers.servers import backend_unavailable
 
@@ -28,8 +29,7 @@ def _admin_engine(url: str, reason: str) -> sa.Engine:
             pass
     except sa.exc.SQLAlchemyError as exc:
         engine.dispose()
-        backend_unavailable(f"{reason} is not reachable ({type(exc).__name__}); "
-                            "start it as described in BACKENDS.md")
+        backend_unavailable(f"{reason} is not reachable ({type(exc).__name__}); {START_HINT}")
     return engine
 
 
