@@ -33,7 +33,8 @@ class BuildError(RuntimeError):
 
 
 def cache_root() -> Path:
-    root = os.environ.get("VIEWSYNC_TEST_CACHE") or str(Path.home() / ".cache" / "viewsync-tests")
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    root = os.environ.get("VIEWSYNC_TEST_CACHE") or str(Path(base) / "viewsync-tests")
     return Path(root) / "spark35-iceberg"
 
 
