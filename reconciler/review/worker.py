@@ -50,6 +50,9 @@ def _session(conf: dict[str, str]) -> Any:
     builder = SparkSession.builder.master(conf.pop("spark.master", "local[1]")).appName("viewsync-review")
     for key, value in conf.items():
         builder = builder.config(key, value)
+    # Spark rewrites ${env:NAME}, ${system:NAME} and ${conf} in every SQL text by default: a view,
+    # fixture value or check of a pull request could print CI secrets. Forced, whatever the conf says.
+    builder = builder.config("spark.sql.variable.substitute", "false")
     if conf.get("spark.sql.catalogImplementation") == "hive":
         builder = builder.enableHiveSupport()
     session = builder.getOrCreate()

@@ -3,7 +3,10 @@ tests (reconciler.viewtests), which take the Workspace that package must not kno
 
 from __future__ import annotations
 
+import errno
 import fnmatch
+import os
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ from reconciler.verify import planning
 from reconciler.verify import sources as vsources
 from reconciler.viewtests import runner
 from reconciler.viewtests.build import Key, Universe
-from reconciler.viewtests.fixtures import FileReader
+from reconciler.viewtests.fixtures import MAX_FIXTURE_BYTES, FileReader
 from reconciler.viewtests.result import TestRun
 from reconciler.workspace import Workspace
 
@@ -49,7 +52,34 @@ def _reader(root: Path, ref: str | None) -> FileReader:
         from reconciler.source import gitsrc
 
         return lambda rel: gitsrc.file_at(root, ref, rel)
-    return lambda rel: (root / rel).read_text(encoding="utf-8")
+    return lambda rel: read_fixture_file(root, rel)
+
+
+def read_fixture_file(root: Path, rel: str) -> str:
+    """A fixture file's text, only when it is a regular file inside the repository once every
+    link is followed, and at most MAX_FIXTURE_BYTES. Raises OSError whose strerror says why not
+    (a link leading outside, a device, a FIFO: none is opened, so nothing hangs or floods)."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(base, rel))
+    if os.path.commonpath([base, real]) != base:
+        raise OSError(errno.EACCES, "it leads outside the repository (through a symbolic link)")
+    info = os.stat(real)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    if info.st_size > MAX_FIXTURE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than the {MAX_FIXTURE_BYTES // 1024 // 1024} MB a fixture file may hold")
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the check
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = f.read(MAX_FIXTURE_BYTES + 1)
+    if len(data) > MAX_FIXTURE_BYTES:
+        raise OSError(errno.EFBIG, f"larger than the {MAX_FIXTURE_BYTES // 1024 // 1024} MB a fixture file may hold")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise OSError(errno.EILSEQ, f"not UTF-8 (line {line}, byte {exc.start})") from None
 
 
 def universe(ws: Workspace, decl: Declarations, ref: str | None, offline: bool) -> Universe:

@@ -133,6 +133,10 @@ def problems(review: Review, declared_columns: list[str]) -> Iterator[tuple[Path
                     else:
                         where = (*where, "column")
                     yield where, f"unknown column {col!r} (the view declares: {shown})"
+        if c.kind == "expression":
+            why = expression_problem(str(c.args))
+            if why:
+                yield ("checks", c.index, "expression"), why
         if c.kind == "row_count" and "min" in c.args and "max" in c.args and c.args["min"] > c.args["max"]:
             yield ("checks", c.index, "row_count"), f"min {c.args['min']} is above max {c.args['max']}"
     names: dict[str, int] = {}
@@ -144,3 +148,35 @@ def problems(review: Review, declared_columns: list[str]) -> Iterator[tuple[Path
             for j, col in enumerate(t.expect.columns):
                 if col.lower() not in known:
                     yield t.path("expect", "columns", j), f"unknown column {col!r} (the view declares: {shown})"
+
+
+def expression_problem(text: str) -> str | None:
+    """Why an `expression:` check is not exactly one boolean SQL expression, or None. The text is
+    spliced into the check's query, so what could close its parentheses or end its statement
+    (an unbalanced `)`, a `;`, a comment) is refused before any data is read."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.tokens import TokenType
+
+    try:
+        tokens = sqlglot.tokenize(text, read="spark")
+    except sqlglot.errors.SqlglotError as exc:
+        return f"not one SQL expression: {str(exc).splitlines()[0]}"
+    depth = 0
+    for token in tokens:
+        if token.comments:
+            return "a comment is not allowed in a check expression"
+        if token.token_type is TokenType.SEMICOLON:
+            return "';' is not allowed in a check expression"
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth < 0:
+            return "unbalanced ')': a check expression cannot close the query's parentheses"
+    if depth:
+        return "unbalanced '(': a check expression must close what it opens"
+    try:
+        tree = sqlglot.parse_one(text, read="spark", into=exp.Condition)
+    except sqlglot.errors.SqlglotError:
+        return "not exactly one boolean SQL expression (Spark SQL)"
+    if isinstance(tree, (exp.Literal, exp.Null)):
+        return "not a boolean condition on the view's rows"
+    return None

@@ -180,3 +180,32 @@ def test_the_pr_comment_shows_plan_diff_and_checks(tmp_path: Path, metastore: An
     assert "| 20 | 17 | 0 | 3 | 0 | 17 | 0 |" in comment  # rows before/after, added, removed, changed...
     assert "### Data checks" in comment and "1 passed, 1 failed" in comment
     assert "| ❌ | `row_count: min=18` | 17 | 17 row(s), expected at least 18 |" in comment
+
+
+def test_dollar_braces_in_view_sql_checks_and_where_are_not_spark_variables(
+        tmp_path: Path, metastore: Any, spark: Any, database: str) -> None:
+    """Spark's variable substitution is off in the review's session: `${env:NAME}` in a PR's view
+    SQL, a check expression or `--where` stays text, so no CI secret reaches the PR comment."""
+    repo = applied(tmp_path, metastore, spark, database)
+    secret = "CITOKEN_SECRET_8d2f"
+    leaked = "'${env:VS_T_CI_TOKEN}' LIKE 'CITOKEN%'"  # true only if Spark substituted the variable
+    declare(repo, database, "SELECT order_id, customer_id, amount, "
+            "CASE WHEN order_id = 1 THEN '${env:VS_T_CI_TOKEN}' ELSE status END AS status FROM orders",
+            key=["order_id"], checks=[{"expression": f"NOT ({leaked})"}])
+    env = {"VS_T_CI_TOKEN": secret}
+
+    res = run_cli(repo, "diff", "--format", "json", env=env, process=True)
+    assert res.code == 0 and secret not in res.text, res.text
+    v = only_view(json.loads(res.out))
+    assert v["counts"]["changed"] == 1
+    assert [s["after"]["status"] for s in v["samples"]] == ["${env:VS_T_CI_TOKEN}"]
+
+    res = run_cli(repo, "diff", "--format", "json", "--where", f"order_id <= 2 OR {leaked}", env=env, process=True)
+    assert res.code == 0, res.text
+    v = only_view(json.loads(res.out))
+    assert (v["rows_before"], v["rows_after"]) == (2, 2)
+
+    res = run_cli(repo, "check", "--format", "json", "--definition", "declared", env=env, process=True)
+    assert secret not in res.text
+    [check] = json.loads(res.out)["views"][0]["checks"]
+    assert (check["status"], check["failing"]) == ("pass", 0), check

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -124,6 +125,48 @@ def test_fixture_files_are_read_beside_the_view_file(tmp_path: Path) -> None:
     res = run_cli(repo, "validate")
     assert res.code == 1
     assert "views/local/fixtures/orders.jsonl:2:1: amount: 'x' cannot be read as decimal(18,2)" in res.err, res.err
+
+
+def _links(repo: Path, outside: Path) -> dict[str, str]:
+    """Fixture files a hostile pull request could commit: name -> what `validate` must say."""
+    here = repo / "views" / "local"
+    secret = outside / "runner-credentials.csv"
+    secret.write_text("order_id,amount,status\n1,2.50,OUTSIDE_MARKER_7f3a\n")
+    (here / "to_outside.csv").symlink_to(secret)
+    (here / "to_zero.csv").symlink_to("/dev/zero")
+    os.mkfifo(here / "fifo.csv")
+    (outside / "dir").mkdir()
+    (outside / "dir" / "orders.csv").write_text(secret.read_text())
+    (here / "linked_dir").symlink_to(outside / "dir")
+    (here / "huge.csv").write_bytes(b"order_id,amount,status\n" + b"1,2.50,x\n" * (1024 * 1024))
+    (here / "latin1.csv").write_bytes("order_id,amount,status\n1,2.50,caf\xe9\n".encode("latin-1"))
+    outside_repo = "it leads outside the repository"
+    return {"to_outside.csv": outside_repo, "to_zero.csv": outside_repo, "fifo.csv": "not a regular file",
+            "linked_dir/orders.csv": outside_repo, "huge.csv": "larger than the 8 MB",
+            "latin1.csv": "not UTF-8 (line 2"}
+
+
+def test_fixture_files_are_regular_files_inside_the_repository_of_bounded_size(tmp_path: Path) -> None:
+    """A link out of the repository (a runner's credentials, /dev/zero), a FIFO, an oversized or
+    non-UTF-8 file: each one located error at the `file:` field, nothing read from it."""
+    repo = repo_with(tmp_path, "")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    expected = _links(repo, outside)
+    tests = "".join(GOOD.replace("name: sums", f"name: t{i}").replace(
+        "            rows:\n              - {order_id: 1, amount: 2.50, status: completed}",
+        f"            file: {name}") for i, name in enumerate(expected))
+    (repo / "views" / "local" / "sales.yaml").write_text(HEAD + tests)
+    res = run_cli(repo, "validate", timeout=60)
+    assert res.code == 1, res.text
+    assert "OUTSIDE_MARKER_7f3a" not in res.text and "Traceback" not in res.text
+    problems = [ln.strip() for ln in res.err.splitlines() if ln.startswith("  views/")]
+    assert len(problems) == len(expected), problems
+    lines = (repo / "views" / "local" / "sales.yaml").read_text().splitlines()
+    for name, why in expected.items():
+        line = next(i for i, t in enumerate(lines, 1) if t.strip() == f"file: {name}")
+        assert any(p.startswith(f"views/local/sales.yaml:{line}:") and f"cannot read views/local/{name}: {why}" in p
+                   for p in problems), (name, problems)
 
 
 def test_tests_do_not_change_the_spec_digest(tmp_path: Path) -> None:
