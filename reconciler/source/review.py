@@ -155,8 +155,7 @@ def expression_problem(text: str) -> str | None:
     spliced into the check's query, so what could close its parentheses or end its statement
     (an unbalanced `)`, a `;`, a comment) is refused before any data is read."""
     import sqlglot
-    from sqlglot import exp
-    from sqlglot.tokens import TokenType
+    from sqlglot import TokenType, exp
 
     try:
         tokens = sqlglot.tokenize(text, read="spark")
