@@ -195,11 +195,15 @@ def parse_error(sql: str, dialect: str) -> str | None:
 
 def query_problem(sql: str, dialect: str) -> str | None:
     """Why `sql` is not exactly one query (SELECT / WITH / VALUES / set operation), or
-    None. SQL that sqlglot cannot parse, or a dialect it does not know, is not judged
-    here (validate warns about it)."""
+    None. SQL that sqlglot cannot parse in a dialect it knows is not a query either (a
+    `WHERE` without its condition must not reach a catalog); a dialect sqlglot does not
+    know is not judged here."""
     if dialect not in _DIALECTS:
         return None
-    return facts(sql, sqlglot_dialect(dialect)).problem
+    found = facts(sql, sqlglot_dialect(dialect))
+    if found.error is not None and found.problem is None:
+        return f"the {dialect} SQL does not parse ({found.error})"
+    return found.problem
 
 
 def query_text(sql: str) -> str:

@@ -59,3 +59,24 @@ def test_a_command_failing_on_its_input_leaves_the_managed_store_untouched(sampl
             res = run_cli(sample_repo, *command)
             assert res.code == 1 and "views/local/sales.yaml:" in res.err, res.text
             assert snapshot(sample_repo) == before, command
+
+
+def test_sql_that_does_not_parse_is_a_located_plan_error_and_nothing_is_written(sample_repo: Path) -> None:
+    """A view whose SQL ends in `WHERE` with the condition missing (issue 38, item 7): `validate`,
+    `plan` and `apply` refuse it at its YAML line; the catalog is not touched."""
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                                                  "commit", "-qm", "sample"]):
+        subprocess.run(["git", *args], cwd=sample_repo, check=True, capture_output=True)
+    assert run_cli(sample_repo, "apply", "--auto-approve").code == 0
+    views = sample_repo / "views" / "local" / "sales.yaml"
+    good = "sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_events GROUP BY order_id"
+    broken = "sql: SELECT order_id, amount AS refunded FROM sales.refund_events WHERE"
+    views.write_text(views.read_text().replace(good, broken))
+    line = next(i for i, t in enumerate(views.read_text().splitlines(), 1) if t.rstrip().endswith("WHERE"))
+    before = snapshot(sample_repo)
+    for command in (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"]):
+        res = run_cli(sample_repo, *command)
+        assert res.code == 1, (command, res.text)
+        assert f"views/local/sales.yaml:{line}:" in res.text and "does not parse" in res.text, (command, res.text)
+        assert "Apply complete" not in res.out, res.out
+        assert snapshot(sample_repo) == before, command
