@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconciler.core.model import ViewId
@@ -222,16 +222,35 @@ def _one(spark: LiveSpark, out: ViewDiff, side: tuple[str, list[Col]], which: st
 Describe = Callable[[checksql.CheckLike], str | None]  # a check -> its file:line:col
 
 
+NOT_RUN = "not run"  # the detail of a check that could not run starts so: its status is error
+
+
+def not_run(vid: ViewId, definition: str, checks: Sequence[checksql.CheckLike], status: str, why: str,
+            locate: Describe | None = None) -> ViewChecks:
+    """A view whose checks could not run at all (`status` skipped or error): each check listed as
+    not run, with the reason, so the report shows everything that was asked for."""
+    out = ViewChecks(vid, definition, status=status, message=why)
+    out.checks = [CheckResult(c.index, c.kind, c.args, c.severity, status="error", detail=f"{NOT_RUN}: {why}",
+                              location=locate(c) if locate else None) for c in checks]
+    return out
+
+
 def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
                checks: Sequence[checksql.CheckLike], targets: dict[int, Source],
-               locate: Describe | None = None, progress: Progress | None = None) -> ViewChecks:
+               locate: Describe | None = None, progress: Progress | None = None,
+               unrunnable: Mapping[int, str] | None = None) -> ViewChecks:
     """Every check of one view over `source`, in one scan (plus one for failing rows when a check
-    failed); `targets[i]` is the source of relationships check i's `to` table."""
+    failed); `targets[i]` is the source of relationships check i's `to` table; `unrunnable[i]`
+    says why check i cannot run (it is reported as not run, the others run)."""
     started = time.monotonic()
     out = ViewChecks(vid, definition)
     results = {c.index: CheckResult(c.index, c.kind, c.args, c.severity,
                                     location=locate(c) if locate else None) for c in checks}
     out.checks = [results[c.index] for c in checks]
+    blocked = dict(unrunnable or {})
+    for i, why in blocked.items():
+        results[i].status, results[i].detail = "error", f"{NOT_RUN}: {why}"
+    checks = [c for c in checks if c.index not in blocked]
     temps: list[str] = []
     try:
         rel, cols = _register(spark, "view", source, f"{definition} definition")

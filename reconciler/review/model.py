@@ -183,10 +183,11 @@ class CheckReport:
 
     @property
     def failed(self) -> bool:
-        """An `error` check failed or could not run, or a view could not be read (an error, or
-        skipped: its catalog cannot be read by Spark; a gate that did not check fails): exit 1."""
+        """An `error` check failed, any check could not run (a `warn` one too: a gate that did not
+        check fails), or a view could not be read (an error, or skipped: its catalog cannot be
+        read by Spark): exit 1."""
         return any(v.status in ("error", "skipped") for v in self.views) or any(
-            c.severity == "error" and c.status != "pass" for _, c in self.results())
+            c.status == "error" or (c.severity == "error" and c.status != "pass") for _, c in self.results())
 
     def summary(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "warn": 0, "error": 0}

@@ -220,7 +220,7 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
     import fnmatch
 
     from reconciler.review import catalogs, engine
-    from reconciler.review.model import CheckReport, ViewChecks
+    from reconciler.review.model import CheckReport
 
     if request.definition not in ("declared", "live"):
         raise UserError(f"--definition must be declared or live, not {request.definition!r}")
@@ -242,39 +242,43 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
     spark: LiveSpark | None = None
     for n, vid in enumerate(views, 1):
         reader = readers.get(vid.catalog)
+        checks = checks_of(decl, vid)
+        locate = _locator(decl, vid)
         if reader is None or reader.unsupported:
-            report.views.append(ViewChecks(vid, request.definition, status="skipped",
-                                           message=reader.unsupported if reader else "catalog not configured"))
+            why = reader.unsupported if reader and reader.unsupported else "catalog not configured"
+            report.views.append(engine.not_run(vid, request.definition, checks, "skipped", why, locate))
             continue
         if request.definition == "live" and vid not in live:
-            report.views.append(ViewChecks(vid, "live", status="error",
-                                           message="the view is not live (not applied yet)"))
+            report.views.append(engine.not_run(vid, "live", checks, "error",
+                                               "the view is not live (not applied yet)", locate))
             continue
         spec = live[vid].spec if request.definition == "live" else decl.views[vid].resolved(vid)
-        checks = checks_of(decl, vid)
         notes: list[str] = []
         try:
             source = _source(reader, vid, spec, notes)
-            targets = _targets(readers, checks)
         except catalogs.NotReadable as exc:
-            report.views.append(ViewChecks(vid, request.definition, status="skipped", message=str(exc)))
+            report.views.append(engine.not_run(vid, request.definition, checks, "skipped", str(exc), locate))
             continue
+        targets, unrunnable = _targets(readers, checks)
         progress.view(n, len(views), vid, "check")
         if spark is None:
             spark = _spark(ws, readers)
         result = engine.check_view(spark, vid, request.definition, source, checks, targets,
-                                   _locator(decl, vid), progress.stages)
+                                   locate, progress.stages, unrunnable)
         result.notes = notes + result.notes
         report.views.append(result)
     report.spark = _spark_info(ws, spark)
     return report
 
 
-def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]) -> dict[int, dict[str, Any]]:
-    """The source of each relationships check's `to` table (catalog.schema.table)."""
+def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]
+             ) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
+    """(the source of each relationships check's `to` table (catalog.schema.table), why each
+    relationships check whose table cannot be read cannot run)."""
     from reconciler.review.catalogs import NotReadable
 
     out: dict[int, dict[str, Any]] = {}
+    unrunnable: dict[int, str] = {}
     for c in checks:
         if c.kind != "relationships":
             continue
@@ -282,13 +286,17 @@ def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]) -> dict[int
         try:
             target = ViewId.parse(to)
         except ValueError:
-            raise NotReadable(f"checks[{c.index}] relationships: `to` must be catalog.schema.table, "
-                              f"not {to!r}") from None
+            unrunnable[c.index] = f"`to` must be catalog.schema.table, not {to!r}"
+            continue
         reader = readers.get(target.catalog)
         if reader is None:
-            raise NotReadable(f"checks[{c.index}] relationships: unknown catalog {target.catalog!r} in {to!r}")
-        out[c.index] = {"kind": "sql", "sql": reader.table_sql(target.schema, target.name), "use": []}
-    return out
+            unrunnable[c.index] = f"unknown catalog {target.catalog!r} in {to!r}"
+            continue
+        try:
+            out[c.index] = {"kind": "sql", "sql": reader.table_sql(target.schema, target.name), "use": []}
+        except NotReadable as exc:
+            unrunnable[c.index] = f"{to} cannot be read: {exc}"
+    return out, unrunnable
 
 
 def _locator(decl: Declarations, vid: ViewId) -> Callable[[Any], str | None]:

@@ -143,7 +143,9 @@ class SparkWorker(JsonLineChild):
         self._lock = threading.Lock()
         conf = self._conf(java)
         self._log: IO[bytes] = open(self.dir / "spark.log", "wb")  # noqa: SIM115 - closed in close()
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+        # TZ=UTC: PySpark hands timestamps back in the Python process's local time zone; view tests
+        # type timestamp_ltz values in UTC, so a laptop in Los Angeles compares what CI compares.
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1", "TZ": "UTC"}
         env.pop("PYSPARK_SUBMIT_ARGS", None)
         started = time.monotonic()
         self._proc = subprocess.Popen(

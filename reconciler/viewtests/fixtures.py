@@ -136,6 +136,9 @@ def _jsonl(text: str, path: Path_, file: str) -> tuple[list[Row], list[Issue]]:
         except ValueError as err:
             issues.append(Issue(path, f"invalid JSON: {err}", file=file, line=n))
             continue
+        except RecursionError:
+            issues.append(Issue(path, "JSON nested too deeply", file=file, line=n))
+            continue
         if not isinstance(value, dict):
             issues.append(Issue(path, "each line is a JSON object (one row)", file=file, line=n))
             continue

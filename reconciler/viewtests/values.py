@@ -15,7 +15,8 @@ import datetime as dt
 import json
 import math
 import re
-from decimal import Decimal, InvalidOperation
+import struct
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
 from reconciler.core import coltypes
@@ -28,6 +29,29 @@ _TS = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
 _SPECIAL_FLOATS = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
                    "inf": math.inf, "-inf": -math.inf}
 _BINARY_TAG = "$binary"
+# Spark's decimals hold up to 38 digits; Python's default context only 28 (quantize would fail).
+_DECIMALS = Context(prec=80)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _float32(value: float, t: Type, written: Any) -> float:
+    """`value` rounded to a 32-bit float, as Spark holds a FLOAT (so 0.1 written in a test equals
+    the 0.10000000149011612 Spark gives back). Raises ValueError out of FLOAT's range."""
+    if not math.isfinite(value):
+        return value
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+    except OverflowError:
+        raise _fail(written, t, "out of range for a 32-bit float") from None
+
+
+def _float32_text(value: float) -> str:
+    """The shortest decimal text that reads back as the same 32-bit float."""
+    for digits in range(6, 10):
+        text = f"{value:.{digits}g}"
+        if float(struct.unpack("<f", struct.pack("<f", float(text)))[0]) == value:
+            return text
+    return repr(value)
 
 
 def _show(value: Any) -> str:
@@ -109,12 +133,16 @@ def _prim(value: Any, t: Prim) -> Any:  # noqa: C901 - one branch per type famil
             if special is not None:
                 return special
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
                 raise _fail(value, t) from None
-        if isinstance(value, (int, float, Decimal)):
-            return float(value)
-        raise _fail(value, t)
+        elif isinstance(value, (int, float, Decimal)):
+            number = float(value)
+        else:
+            raise _fail(value, t)
+        if math.isinf(number):  # written as a finite number, too large even for a double
+            raise _fail(value, t, f"out of range for {name}")
+        return _float32(number, t, value) if name == "float" else number
     if name == "decimal":
         return _decimal(value, t)
     if name in ("string", "varchar", "char", "json", "uuid"):
@@ -124,6 +152,8 @@ def _prim(value: Any, t: Prim) -> Any:  # noqa: C901 - one branch per type famil
             value = str(value)
         if not isinstance(value, str):
             raise _fail(value, t)
+        if _SURROGATE.search(value):
+            raise _fail(value, t, "it holds a lone UTF-16 surrogate, which is not a character")
         if name in ("varchar", "char") and len(value) > t.params[0]:
             raise _fail(value, t, f"longer than {t.params[0]} characters")
         if name == "char":
@@ -165,9 +195,12 @@ def _decimal(value: Any, t: Prim) -> Decimal:
         raise _fail(value, t)
     exponent = d.as_tuple().exponent
     assert isinstance(exponent, int)
-    if -exponent > scale and d != d.quantize(Decimal(1).scaleb(-scale)):
+    if d != 0 and d.adjusted() >= precision - scale:
+        raise _fail(value, t, f"more than {precision - scale} digits before the point")
+    unit = Decimal(1).scaleb(-scale)
+    if -exponent > scale and d != d.quantize(unit, context=_DECIMALS):
         raise _fail(value, t, f"more than {scale} decimal places")
-    q = d.quantize(Decimal(1).scaleb(-scale))
+    q = d.quantize(unit, context=_DECIMALS)
     digits = len(q.as_tuple().digits)
     if digits > precision and q != 0:
         raise _fail(value, t, f"more than {precision - scale} digits before the point")
@@ -201,7 +234,10 @@ def _timestamp(value: Any, t: Prim) -> dt.datetime:
     else:
         raise _fail(value, t)
     if ts.tzinfo is not None:  # timestamp_ltz: the instant, in UTC (the test session's time zone)
-        ts = ts.astimezone(dt.UTC).replace(tzinfo=None)
+        try:
+            ts = ts.astimezone(dt.UTC).replace(tzinfo=None)
+        except OverflowError:
+            raise _fail(value, t, "out of range (before year 1 in UTC)") from None
     return ts
 
 
@@ -257,7 +293,7 @@ def cell(value: Any, t: Type) -> str:
         return "TRUE" if value else "FALSE"
     if name in _INT_RANGE:
         return str(value)
-    if name in ("float", "double"):
+    if name in ("float", "double"):  # exact: a FLOAT's value is a double too
         return f"{value!r}D" if math.isfinite(value) else _typed(value, t)
     if name == "decimal":
         return f"{value}BD"
@@ -331,4 +367,6 @@ def show(value: Any, t: Type) -> str:
         return "0x" + value.hex()
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and isinstance(t, Prim) and t.name == "float" and math.isfinite(value):
+        return _float32_text(value)
     return str(value)

@@ -69,3 +69,36 @@ def test_postgresql_tables_and_views_are_read_through_spark_jdbc(tmp_path: Path,
     assert diff.code == 0, diff.text
     [v] = json.loads(diff.out)["views"]
     assert v["counts"]["removed"] == 1 and v["samples"][0]["before"] == {"id": 3, "name": None}
+
+
+def test_a_check_whose_table_cannot_be_read_is_reported_not_run_and_fails_the_gate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metastore: Any, spark: Any, database: str) -> None:
+    """No PostgreSQL driver anywhere (issue 38, item 5): the `relationships` check against
+    `pg.public.customers` is in the report as not run, with the reason; the view's other checks
+    still run; the gate fails."""
+    from reconciler.jars import maven
+    from reconciler.review import catalogs
+
+    monkeypatch.setenv(maven.CACHE_ENV, str(tmp_path / "empty-jar-cache"))
+    monkeypatch.setattr(catalogs, "DEBIAN_JARS", {k: str(tmp_path / "none.jar") for k in catalogs.DEBIAN_JARS})
+    spark.sql(f"CREATE TABLE {database}.payments (id BIGINT, customer_id BIGINT) USING parquet")
+    spark.sql(f"INSERT INTO {database}.payments VALUES (1, 1), (2, NULL)")
+    files = view_file(database, view(
+        "payments_v", "SELECT id, customer_id FROM payments",
+        columns=[{"name": "id", "type": "bigint"}, {"name": "customer_id", "type": "bigint"}],
+        checks=[{"relationships": {"column": "customer_id", "to": "pg.public.customers", "field": "id"}},
+                {"not_null": ["id"]}, {"expression": "id > 0", "severity": "warn"}]))
+    repo = review_repo(tmp_path, metastore.uri, files,
+                       catalogs={"pg": {"type": "jdbc", "url": "postgresql+psycopg://app@127.0.0.1:1/shop"}})
+    assert run_cli(repo, "apply", "--auto-approve", "--catalog", "hive").code == 0
+
+    res = run_cli(repo, "check", "--format", "json")
+    assert res.code == 1, res.text
+    [v] = json.loads(res.out)["views"]
+    rel, not_null, expression = v["checks"]
+    assert rel["kind"] == "relationships" and rel["status"] == "error", rel
+    assert rel["detail"].startswith("not run: pg.public.customers cannot be read") and \
+        "viewsync jars fetch postgresql" in rel["detail"], rel
+    assert (not_null["status"], expression["status"]) == ("pass", "pass")
+    text = run_cli(repo, "check")
+    assert "not run: pg.public.customers cannot be read" in text.out, text.text

@@ -213,6 +213,53 @@ def test_values_that_do_not_fit_are_refused(value: object, type_: str) -> None:
         values.coerce(value, coltypes.parse(type_))
 
 
+MAX_38_18 = "99999999999999999999.999999999999999999"
+
+
+@pytest.mark.parametrize(("value", "type_", "canonical", "shown"), [
+    # decimal(38,18) at its extremes: 38 digits, beyond Python's default 28-digit context
+    (MAX_38_18, "decimal(38,18)", Decimal(MAX_38_18), MAX_38_18),
+    ("-" + MAX_38_18, "decimal(38,18)", Decimal("-" + MAX_38_18), "-" + MAX_38_18),
+    # a 32-bit float holds what Spark gives back for the value as written, and shows as written
+    (0.1, "float", 0.10000000149011612, "0.1"),
+    ("3.4028235e38", "float", 3.4028234663852886e38, "3.4028235e+38"),
+    (0.1, "double", 0.1, "0.1"),
+])
+def test_values_at_the_edges_of_their_type(value: object, type_: str, canonical: object, shown: str) -> None:
+    t = coltypes.parse(type_)
+    got = values.coerce(value, t)
+    assert got == canonical and values.show(got, t) == shown
+    assert values.coerce(values.to_wire(got), t) == got  # Spark's answer reads back to the same value
+
+
+@pytest.mark.parametrize(("value", "type_", "why"), [
+    ("123456789012345678901", "decimal(38,18)", "more than 20 digits before the point"),
+    (123456789012345678901, "decimal(38,18)", "more than 20 digits before the point"),
+    (1e39, "float", "out of range for a 32-bit float"),
+    ("1e39", "float", "out of range for a 32-bit float"),
+    ("1e400", "double", "out of range for double"),
+    ("0001-01-01T00:30:00+01:00", "timestamp_ltz", "out of range"),
+    ("\ud800", "string", "lone UTF-16 surrogate"),
+])
+def test_values_beyond_their_type_are_refused_with_the_reason(value: object, type_: str, why: str) -> None:
+    with pytest.raises(ValueError, match="cannot be read as") as caught:
+        values.coerce(value, coltypes.parse(type_))
+    assert why in str(caught.value)
+
+
+def test_a_jsonl_fixture_nested_too_deeply_or_with_a_lone_surrogate_is_a_located_error(tmp_path: Path) -> None:
+    repo = repo_with(tmp_path, GOOD.replace(
+        "            rows:\n              - {order_id: 1, amount: 2.50, status: completed}",
+        "            file: orders.jsonl"))
+    deep = '{"order_id": 1, "status": ' + "[" * 5000 + "]" * 5000 + "}"
+    (repo / "views" / "local" / "orders.jsonl").write_text(
+        '{"order_id": 1, "amount": 2.5, "status": "completed"}\n' + deep + '\n{"order_id": 3, "status": "\\ud800"}\n')
+    res = run_cli(repo, "validate")
+    assert res.code == 1 and "Traceback" not in res.text and "unexpected" not in res.text, res.text
+    assert "views/local/orders.jsonl:2:1: JSON nested too deeply" in res.err, res.err
+    assert "views/local/orders.jsonl:3:1: status: '\\ud800' cannot be read as string" in res.err, res.err
+
+
 def test_strings_reach_spark_as_bytes_nothing_can_break_out_of() -> None:
     lit = values.literal("it's'; DROP TABLE x; --", coltypes.parse("string"))
     assert "'" not in lit.replace("X'", "").replace("' AS", "")

@@ -180,3 +180,22 @@ def test_plan_spark_refuses_a_pr_that_breaks_a_test_unless_skip_tests(sample_rep
     skipped = run_cli(sample_repo, "plan", "--spark", "--skip-tests", "--format", "json")
     assert skipped.code == 0, skipped.text
     assert "tests" not in json.loads(skipped.out)
+
+
+def test_timestamps_with_a_time_zone_compare_alike_on_a_laptop_in_another_zone(tmp_path: Path) -> None:
+    """A test that passes in UTC CI passes on a laptop in Los Angeles (issue 38, item 4): Spark's
+    answers reach the comparison in UTC, whatever the machine's zone."""
+    repo = _repo(tmp_path, yaml.safe_dump({"catalog": "local", "schema": "s", "views": [{
+        "name": "events_v", "representations": [{"dialect": "spark", "sql": "SELECT id, at FROM events"}],
+        "tests": [{"name": "instants_as_written",
+                   "given": {"events": {"rows": [{"id": 1, "at": "2026-01-01T10:00:00Z"},
+                                                 {"id": 2, "at": "2026-07-01 23:30:00-07:00"},
+                                                 {"id": 3, "at": "0001-01-01 00:00:00Z"}]}},
+                   "expect": {"rows": [{"id": 1, "at": "2026-01-01 10:00:00"},
+                                       {"id": 2, "at": "2026-07-02 06:30:00"},
+                                       {"id": 3, "at": "0001-01-01 00:00:00"}]}}]}]}),
+        yaml.safe_dump({"catalog": "local", "schema": "s", "tables": [{"name": "events", "columns": [
+            {"name": "id", "type": "int"}, {"name": "at", "type": "timestamp_ltz"}]}]}))
+    for zone in ("America/Los_Angeles", "Asia/Kolkata"):
+        res = run_cli(repo, "test", "--format", "json", env={"TZ": zone}, process=True)
+        assert res.code == 0, (zone, res.text)
