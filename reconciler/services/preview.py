@@ -299,10 +299,16 @@ def up(ws: Workspace, request: UpRequest, on_action: OnAction | None = None,
         snaps = _read(ws, wanted_schemas | known | {(v.catalog, v.schema) for v in (rec.views if rec else [])})
         actions = _decide(ws, env, copies, specs, snaps, marks)
         for catalog, schema in sorted(wanted_schemas):
-            if (catalog, schema) not in known and ws.adapter(catalog).create_schema(schema, {PREVIEW: env}):
-                registry.add_schema(project, env, catalog, schema)
+            if (catalog, schema) in known or snaps[(catalog, schema)].exists:
+                continue
+            # The intent first, as apply's pending rows: a process killed right after the create
+            # leaves a record, so `down` (which drops only empty namespaces) still removes it.
+            registry.add_schema(project, env, catalog, schema)
+            if ws.adapter(catalog).create_schema(schema, {PREVIEW: env}):
                 known.add((catalog, schema))
                 result.schemas_created.append((catalog, schema))
+            else:  # someone else created it since it was read: not ours to drop
+                registry.remove_schema(project, env, catalog, schema)
         run = None
         if actions:
             run = _run(ws, state, actions, head.digest([c.source for c in copies]), git, who,

@@ -68,6 +68,8 @@ def audit_text(rows: Sequence[dict[str, Any]]) -> str:
         commit = (r["git_commit"] or "-")[:12]
         line = (f"{r['at']:%Y-%m-%d %H:%M:%S}  {r['run_id'][:8]}  {r['actor']:<16} {r['action']:<6} "
                 f"{view_id:<40} {r['outcome']:<8} {commit}")
+        if r.get("run_outcome") not in (None, "success"):
+            line += f"  (run {r['run_outcome']})"
         if r["error"]:
             line += f"  error: {r['error']}"
         lines.append(line)

@@ -105,7 +105,8 @@ class PreviewRegistry:
         return [out[k] for k in sorted(out)]
 
     def add_schema(self, project: str, env: str, catalog: str, schema: str) -> None:
-        """Record a namespace `env` created, at once (before any view is written in it)."""
+        """Record a namespace `env` is about to create (before creating it: a kill in between
+        leaves a record of a namespace that may not exist, which `down` tolerates)."""
         self._ready(create=True)
         with self.engine.begin() as conn:
             exists = conn.execute(sa.select(objects.c.env).where(
@@ -114,6 +115,15 @@ class PreviewRegistry:
             if exists is None:
                 conn.execute(objects.insert().values(project=project, env=env, kind="schema", catalog=catalog,
                                                      schema_name=schema, name=""))
+
+    def remove_schema(self, project: str, env: str, catalog: str, schema: str) -> None:
+        """Forget a namespace recorded by `add_schema` that `env` did not create after all."""
+        if not self._ready(create=False):
+            return
+        with self.engine.begin() as conn:
+            conn.execute(objects.delete().where(
+                objects.c.project == project, objects.c.env == env, objects.c.kind == "schema",
+                objects.c.catalog == catalog, objects.c.schema_name == schema))
 
     def save(self, rec: PreviewEnv) -> None:
         """Write the environment and everything it holds, replacing what was recorded."""

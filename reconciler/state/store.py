@@ -273,7 +273,10 @@ class StateStore:
 
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        q = sa.select(audit).order_by(audit.c.id)
+        # each row with its run's outcome: a run that died shows `interrupted` (once repaired) or
+        # `running` beside rows that may all read `applied`
+        q = (sa.select(audit, runs.c.outcome.label("run_outcome"))
+             .select_from(audit.outerjoin(runs, runs.c.run_id == audit.c.run_id)).order_by(audit.c.id))
         if view is not None:
             q = q.where(audit.c.catalog == view.catalog, audit.c.schema_name == view.schema,
                         audit.c.view_name == view.name)

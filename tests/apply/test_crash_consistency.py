@@ -223,3 +223,10 @@ def test_repair_reports_and_history_shows_versions(tmp_path: Path) -> None:
     assert "marked applied (found in the catalog; version recorded)" in out, out
     audit = json.loads(run_cli(repo, "audit", "--format", "json").out)
     assert {a["outcome"] for a in audit} <= {"applied", "failed", "skipped"}
+    # the audit says the first run was interrupted, beside its rows that read `applied` (issue 38, item 6)
+    runs = {a["run_id"]: a["run_outcome"] for a in audit}
+    [dead] = [r for r, outcome in runs.items() if outcome == "interrupted"]
+    assert set(runs.values()) == {"interrupted", "success"}, runs
+    text = run_cli(repo, "audit").out
+    assert all("(run interrupted)" in ln for ln in text.splitlines() if dead[:8] in ln), text
+    assert not any("(run" in ln for ln in text.splitlines() if dead[:8] not in ln), text

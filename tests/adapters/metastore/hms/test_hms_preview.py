@@ -94,3 +94,43 @@ def test_preview_in_every_engine_format(tmp_path: Path, metastore: Any, hms_clie
     assert run_cli(repo, "preview", "up", "--env", "pr3", "--base", "main").out.endswith("nothing to change.\n")
     assert run_cli(repo, "preview", "down", "--env", "pr3").code == 0
     assert _metastore(hms_client, "") == before
+
+
+KILL_AFTER_CREATE = """
+import os, signal, sys
+from reconciler.adapters.metastore import hms
+created = hms.HiveMetastoreAdapter.create_schema
+def create_then_die(self, schema, properties):
+    created(self, schema, properties)
+    os.kill(os.getpid(), signal.SIGKILL)  # killed between creating the namespace and anything after
+hms.HiveMetastoreAdapter.create_schema = create_then_die
+sys.argv = ["viewsync", "--repo", sys.argv[1], "preview", "up", "--env", "pr9", "--base", "main"]
+from reconciler.cli import main
+main()
+"""
+
+
+def test_a_preview_killed_right_after_creating_its_namespace_is_removed_by_down(
+        tmp_path: Path, metastore: Any, hms_client: Any, database: str) -> None:
+    """`up` records the namespace it is about to create before creating it (issue 38, item 6), so a
+    kill right after the create leaves a record, and `down` removes the namespace."""
+    import signal
+    import subprocess
+    import sys
+
+    config = {"version": 1, "project": "p", "state": f"sqlite:///{tmp_path}/state.db",
+              "catalogs": {"hive": {"type": "hms", "uri": metastore.uri, "engine_format": "spark"}}}
+    repo = chain_repo(tmp_path / "repo", config, "hive", database, "orders")
+    assert run_cli(repo, "apply", "--auto-approve").code == 0
+    change(repo, "hive", database, "orders")
+    preview = f"{database}__pr9"
+    killed = subprocess.run([sys.executable, "-c", KILL_AFTER_CREATE, str(repo)], capture_output=True, text=True,
+                            timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert preview in hms_client.get_all_databases()  # created, then the process died
+
+    listed = run_cli(repo, "preview", "list")
+    assert "pr9" in listed.out, listed.text
+    down = run_cli(repo, "preview", "down", "--env", "pr9")
+    assert down.code == 0, down.text
+    assert preview not in hms_client.get_all_databases()
