@@ -260,8 +260,13 @@ def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
         for c in checks:
             try:
                 if c.index in targets:
-                    name, _ = _register(spark, "to", targets[c.index], f"relationships target {c.args.get('to')}")
+                    to = c.args.get("to")
+                    name, to_cols = _register(spark, "to", targets[c.index], f"relationships target {to}")
                     temps.append(name)
+                    field = str(c.args.get("field") or c.args["column"])
+                    if not any(col.name.lower() == field.lower() for col in to_cols):
+                        raise checksql.CheckError(f"field {field!r} is not a column of {to} (its columns: "
+                                                  f"{', '.join(col.name for col in to_cols)})")
                     target_rels[c.index] = name
                 checksql.build(rel, cols, [c], target_rels)  # its columns exist
                 usable.append(c)
