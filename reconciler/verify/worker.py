@@ -214,7 +214,7 @@ class Scratch:
         def one(item: dict[str, Any]) -> dict[str, Any]:
             try:
                 df = self.spark.sql(item["sql"])
-                rows = df.collect()
+                rows = _collect(df)
                 return {"id": item["id"], "schema": [f.jsonValue() for f in df.schema.fields],
                         "rows": [[to_wire(v) for v in r] for r in rows]}
             except self.errors as exc:
@@ -228,6 +228,19 @@ class Scratch:
             return
         with ThreadPoolExecutor(max_workers=TEST_THREADS, thread_name_prefix="viewsync-tests") as pool:
             answers.extend(pool.map(one, queries))
+
+
+def _collect(df: Any) -> list[Any]:
+    """The rows, with top-level timestamps formatted by Spark in the session's time zone: PySpark's
+    own conversion goes through the Python process's local time and fails on year 1."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    stamps = [isinstance(f.dataType, (TimestampType, TimestampNTZType)) for f in df.schema.fields]
+    if not any(stamps):
+        return list(df.collect())
+    cols = [F.date_format(df[i], "yyyy-MM-dd HH:mm:ss.SSSSSS") if stamp else df[i] for i, stamp in enumerate(stamps)]
+    return list(df.select(*cols).collect())
 
 
 def main() -> None:
