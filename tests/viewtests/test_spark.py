@@ -199,3 +199,23 @@ def test_timestamps_with_a_time_zone_compare_alike_on_a_laptop_in_another_zone(t
     for zone in ("America/Los_Angeles", "Asia/Kolkata"):
         res = run_cli(repo, "test", "--format", "json", env={"TZ": zone}, process=True)
         assert res.code == 0, (zone, res.text)
+
+
+def test_char_columns_compare_as_spark_reads_them(tmp_path: Path) -> None:
+    """A CHAR(3) input read by a view (declared or inferred) is padded as Spark pads it, and the
+    expected side is read as CHAR(3) too: "a" expected as written passes (issue 38, item 4)."""
+    views = [{"name": name, **extra, "representations": [{"dialect": "spark", "sql": "SELECT id, code FROM raw"}],
+              "tests": [{"name": "as_written", "given": {"raw": {"rows": [{"id": 1, "code": "a"}]}},
+                         "expect": {"rows": [{"id": 1, "code": "a"}]}},
+                        {"name": "another_value_fails", "given": {"raw": {"rows": [{"id": 1, "code": "a"}]}},
+                         "expect": {"rows": [{"id": 1, "code": "b"}]}}]}
+             for name, extra in (("inferred", {}),
+                                 ("declared", {"columns": [{"name": "id", "type": "int"},
+                                                           {"name": "code", "type": "char(3)"}]}))]
+    repo = _repo(tmp_path, yaml.safe_dump({"catalog": "local", "schema": "s", "views": views}),
+                 yaml.safe_dump({"catalog": "local", "schema": "s", "tables": [{"name": "raw", "columns": [
+                     {"name": "id", "type": "int"}, {"name": "code", "type": "char(3)"}]}]}))
+    res = run_cli(repo, "test", "--format", "json")
+    statuses = {(t["view"]["name"], t["name"]): t["status"] for t in json.loads(res.out)["tests"]}
+    assert statuses == {("inferred", "as_written"): "passed", ("inferred", "another_value_fails"): "failed",
+                        ("declared", "as_written"): "passed", ("declared", "another_value_fails"): "failed"}, res.out
