@@ -269,6 +269,10 @@ def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
                                                   f"{', '.join(col.name for col in to_cols)})")
                     target_rels[c.index] = name
                 checksql.build(rel, cols, [c], target_rels)  # its columns exist
+                if c.kind == "expression":  # analysed alone, so Spark's complaint is this check's
+                    sql = f"SELECT 1 FROM {diffsql.q(rel)} WHERE NOT ({c.args})"
+                    probe, _ = _register(spark, "probe", {"kind": "sql", "use": [], "sql": sql}, f"expression {c.args}")
+                    temps.append(probe)
                 usable.append(c)
             except (checksql.CheckError, SparkError) as exc:
                 results[c.index].status, results[c.index].detail = "error", str(exc)

@@ -173,21 +173,24 @@ def test_progress_is_one_line_rewritten_on_a_terminal_and_plain_lines_otherwise(
     assert line + "\n" in plain and "\x1b[" not in plain, plain
 
 
-def test_a_relationships_field_that_is_not_a_column_of_its_table_is_that_checks_located_error(
+def test_a_check_spark_cannot_analyse_is_that_checks_located_error(
         tmp_path: Path, metastore: Any, spark: Any, database: str) -> None:
     """A `field` holding SQL (issue 38, item 3) stays a name: the check errors at its own line,
-    saying what the table's columns are, and the view's other checks still run."""
+    saying what the table's columns are; an expression naming a column the view lacks is Spark's
+    error at that check's line; the view's other checks still run."""
     seed(spark, database)
     write_payments(spark, database, GOOD)
     injected = "id` FROM payments) OR (1=1 --"
     repo = review_repo(tmp_path, metastore.uri, view_file(database, view(
         "payments_v", "SELECT id, customer_id, amount, status FROM payments", columns=COLUMNS,
         checks=[{"relationships": {"column": "customer_id", "to": f"hive.{database}.customers", "field": injected}},
-                {"not_null": ["customer_id"]}])))
+                {"not_null": ["customer_id"]}, {"expression": "amout >= 0"}])))
     report = check_json(repo, code=1)
     [v] = report["views"]
     assert v["status"] == "ok", v
-    rel, not_null = v["checks"]
+    rel, not_null, typo = v["checks"]
+    assert typo["status"] == "error" and "amout" in typo["detail"], typo  # Spark's error, this check's
+    assert typo["location"].startswith(f"views/hive/{database}.yaml:") and typo["location"] != rel["location"]
     assert rel["status"] == "error" and f"is not a column of hive.{database}.customers" in rel["detail"], rel
     assert "(its columns: id, name)" in rel["detail"]
     assert rel["location"].startswith(f"views/hive/{database}.yaml:"), rel
