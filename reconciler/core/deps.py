@@ -19,27 +19,34 @@ def index(universe: Iterable[ViewId]) -> dict[Key, ViewId]:
     return {(v.catalog.lower(), v.schema.lower(), v.name.lower()): v for v in universe}
 
 
+def candidates(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec) -> list[Key]:
+    """The (catalog, namespace, name) keys, lower case, that a table reference `parts` in `view`'s
+    SQL may mean, first match wins. The one resolution of references: the dependency order, the
+    preview rewrite and the data review's dependents all use it.
+
+    One part is a name in the view's default namespace (its own schema unless it declares one);
+    two parts are namespace.name; three or more are catalog.namespace....name. One or two parts
+    look in the view's default catalog first, then in its own.
+    """
+    namespace = ".".join(spec.default_namespace) if spec.default_namespace else view.schema
+    catalog = spec.default_catalog or view.catalog
+    low = [p.lower() for p in parts]
+    if len(low) == 1:
+        return [(catalog.lower(), namespace.lower(), low[0]), (view.catalog.lower(), namespace.lower(), low[0])]
+    if len(low) == 2:
+        return [(catalog.lower(), low[0], low[1]), (view.catalog.lower(), low[0], low[1])]
+    return [(low[0], ".".join(low[1:-1]), low[-1])]
+
+
 def dependencies(view: ViewId, spec: ViewSpec, by_key: Mapping[Key, ViewId]) -> set[ViewId]:
     """Views in `by_key` that `spec`'s SQL reads (any representation), itself included
     when it reads itself (a cycle)."""
-    namespace = ".".join(spec.default_namespace) if spec.default_namespace else view.schema
-    catalog = spec.default_catalog or view.catalog
     found: set[ViewId] = set()
     for rep in spec.representations:
         for parts in vsql.referenced_tables(rep.sql, rep.dialect):
-            lowered = [p.lower() for p in parts]
-            if len(lowered) == 1:
-                candidates = [(catalog.lower(), namespace.lower(), lowered[0]),
-                              (view.catalog.lower(), namespace.lower(), lowered[0])]
-            elif len(lowered) == 2:
-                candidates = [(catalog.lower(), lowered[0], lowered[1]),
-                              (view.catalog.lower(), lowered[0], lowered[1])]
-            else:
-                candidates = [(lowered[0], ".".join(lowered[1:-1]), lowered[-1])]
-            for key in candidates:
-                if key in by_key:
-                    found.add(by_key[key])
-                    break
+            hit = next((by_key[k] for k in candidates(parts, view, spec) if k in by_key), None)
+            if hit is not None:
+                found.add(hit)
     return found
 
 

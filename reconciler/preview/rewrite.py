@@ -18,19 +18,6 @@ class RewriteError(ValueError):
     """The SQL cannot be rewritten (sqlglot cannot read it, or it is not one query)."""
 
 
-def _resolve(parts: tuple[str, ...], view: ViewId, spec: ViewSpec) -> list[tuple[str, str, str]]:
-    """Candidate (catalog, schema, name) keys of a reference, lower case, first match wins
-    (the same resolution as the dependency order)."""
-    namespace = ".".join(spec.default_namespace) if spec.default_namespace else view.schema
-    catalog = spec.default_catalog or view.catalog
-    low = [p.lower() for p in parts]
-    if len(low) == 1:
-        return [(catalog.lower(), namespace.lower(), low[0]), (view.catalog.lower(), namespace.lower(), low[0])]
-    if len(low) == 2:
-        return [(catalog.lower(), low[0], low[1]), (view.catalog.lower(), low[0], low[1])]
-    return [(low[0], ".".join(low[1:-1]), low[-1])]
-
-
 def _parts_of(table: Any) -> tuple[str, ...]:
     """A table reference's name parts (catalog?, schema parts..., name), nested namespaces included."""
     return tuple(p.name for p in table.parts if p.name)
@@ -80,7 +67,7 @@ def rewrite(sql: str, dialect: str, view: ViewId, spec: ViewSpec, copies: Mappin
         parts = _parts_of(table)
         if len(parts) == 1 and parts[0].lower() in ctes:
             continue
-        found = next((by_key[k] for k in _resolve(parts, view, spec) if k in by_key), None)
+        found = next((by_key[k] for k in deps.candidates(parts, view, spec) if k in by_key), None)
         if found is not None:
             copy = copies[found]
             named_catalog = len(parts) >= 3 or copy.catalog != found.catalog

@@ -185,16 +185,16 @@ def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[View
     import sqlglot
     from sqlglot import exp
 
+    from reconciler.core import deps
+
     tree = sqlglot.parse_one(sql, read="spark")
-    ns = list(spec.default_namespace or [vid.schema])
-    cat = spec.default_catalog or vid.catalog
     by_key = {(v.catalog.lower(), v.schema.lower(), v.name.lower()): name for v, name in replaced.items()}
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     for table in list(tree.find_all(exp.Table)):
         if not table.db and table.name.lower() in ctes:
             continue
-        key = ((table.catalog or cat).lower(), (table.db or ns[0]).lower(), table.name.lower())
-        temp = by_key.get(key)
+        parts = tuple(p.name for p in table.parts if p.name)  # nested namespaces included
+        temp = next((by_key[k] for k in deps.candidates(parts, vid, spec) if k in by_key), None)
         if temp is not None:
             alias = table.alias or table.name
             table.replace(exp.Table(this=exp.to_identifier(temp), alias=exp.TableAlias(this=exp.to_identifier(alias))))
