@@ -41,6 +41,7 @@ class Artifact:
     size: int
     used_by: str  # review | tests
     about: str = ""
+    packaging: str = "jar"  # the file's extension
 
     @property
     def coordinate(self) -> str:
@@ -48,7 +49,7 @@ class Artifact:
 
     @property
     def file_name(self) -> str:
-        return f"{self.artifact}-{self.version}.jar"
+        return f"{self.artifact}-{self.version}.{self.packaging}"
 
     def url(self, repository: str) -> str:
         path = f"{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.file_name}"
@@ -63,7 +64,7 @@ def pinned() -> dict[str, Artifact]:
     for name, entry in data.items():
         group, artifact, version = str(entry["coordinate"]).split(":")
         out[name] = Artifact(name, group, artifact, version, str(entry["sha256"]), int(entry["size"]),
-                             str(entry["for"]), str(entry.get("about", "")))
+                             str(entry["for"]), str(entry.get("about", "")), str(entry.get("packaging", "jar")))
     return out
 
 
@@ -91,7 +92,8 @@ def cached(art: Artifact) -> Path | None:
 def fetch_hint(art: Artifact) -> str:
     """How to get `art` into the cache: viewsync's own command, or by hand where the registry is reachable."""
     return (f"run `viewsync jars fetch {art.name}`, or where Maven Central is reachable "
-            f"`mvn dependency:copy -Dartifact={art.coordinate} -DoutputDirectory=<dir>` and copy "
+            f"`mvn dependency:copy -Dartifact={art.coordinate}{'' if art.packaging == 'jar' else ':' + art.packaging} "
+            f"-DoutputDirectory=<dir>` and copy "
             f"{art.file_name} into {cache_dir()}")
 
 
@@ -123,6 +125,7 @@ def fetch(art: Artifact, *, repository: str | None = None, timeout: float = 60) 
         if digest.hexdigest() != art.sha256:
             raise FetchError(f"{art.coordinate} from {url}: SHA-256 {digest.hexdigest()} is not the pinned "
                              f"{art.sha256} (refused; nothing cached)")
+        tmp.chmod(0o644)  # a jar on a classpath: readable by whoever runs Spark's workers
         tmp.replace(target / art.file_name)
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", None) or exc

@@ -27,8 +27,8 @@ spark.sparkContext.setLogLevel("ERROR")
 print(json.dumps({"ready": spark.version}), flush=True)
 for line in sys.stdin:
     try:
-        spark.sql(json.loads(line)["sql"]).collect()
-        print(json.dumps({"ok": True}), flush=True)
+        rows = [list(r) for r in spark.sql(json.loads(line)["sql"]).collect()]
+        print(json.dumps({"rows": rows}, default=str), flush=True)
     except Exception as exc:
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:3000]}), flush=True)
 spark.stop()
@@ -36,7 +36,8 @@ spark.stop()
 
 
 class HiveSpark:
-    """`sql(statement)` runs a statement in the child's Hive-backed session (raises on error)."""
+    """`sql(statement)` runs a statement in the child's Hive-backed session and returns its rows
+    (values JSON can hold; others as text); raises AssertionError with Spark's error."""
 
     def __init__(self, uri: str, work: Path) -> None:
         self.log: IO[bytes] = (work / "seed-spark.log").open("wb")
@@ -52,13 +53,14 @@ class HiveSpark:
         line = self.proc.stdout.readline()
         return dict(json.loads(line)) if line else {"error": "exited"}
 
-    def sql(self, statement: str) -> None:
+    def sql(self, statement: str) -> list[list[Any]]:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"sql": statement}) + "\n")
         self.proc.stdin.flush()
         reply = self._reply()
         if "error" in reply:
             raise AssertionError(f"Spark failed on {statement!r}: {reply['error']}")
+        return list(reply.get("rows", []))
 
     def close(self) -> None:
         if self.proc.stdin is not None:

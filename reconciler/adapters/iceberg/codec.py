@@ -31,6 +31,9 @@ ENGINE_NAME = "viewsync"
 COMMENT = "comment"
 OWNER = "owner"
 SECURITY = "security"
+# Trino's own view property (AbstractTrinoCatalog.ICEBERG_VIEW_RUN_AS_OWNER): a view carrying it runs
+# as that user (definer), one without it as the invoker (TrinoRestCatalog.getView).
+TRINO_RUN_AS_OWNER = "trino.run-as-owner"
 DROP_DIALECT_ALLOWED = "replace.drop-dialect.allowed"
 GIT_COMMIT = "viewsync.git-commit"
 ACTOR = "viewsync.actor"
@@ -135,6 +138,8 @@ def spec_properties(spec: ViewSpec) -> dict[str, str]:
         props[COMMENT] = spec.comment
     if spec.owner is not None:
         props[OWNER] = spec.owner
+        if spec.security == "definer":  # so Trino runs it as its owner too
+            props[TRINO_RUN_AS_OWNER] = spec.owner
     return props
 
 
@@ -192,6 +197,9 @@ def read_view(metadata: dict[str, Any]) -> ReadView:
         reps.append((dialect, str(rep.get("sql", ""))))
     props: dict[str, str] = {str(k): str(v) for k, v in (metadata.get("properties") or {}).items()}
     security = props.get(SECURITY)
+    owner = props.get(OWNER) or props.get(TRINO_RUN_AS_OWNER)
+    if security is None and "trino" in {d for d, _ in reps}:  # not ours: Trino's rule decides
+        security = "definer" if TRINO_RUN_AS_OWNER in props else "invoker"
     user = {k: v for k, v in props.items()
             if k not in SPEC_PROPERTIES and not k.startswith(MARKER_PREFIX) and not is_engine_property(k)}
     default_ns = version.get("default-namespace")
@@ -203,7 +211,7 @@ def read_view(metadata: dict[str, Any]) -> ReadView:
             default_catalog=version.get("default-catalog"),
             default_namespace=list(default_ns) if default_ns is not None else None,
             security="invoker" if security == "invoker" else "definer",
-            owner=props.get(OWNER),
+            owner=owner,
             properties=user,
         )
     except ValidationError as exc:
@@ -306,7 +314,7 @@ def commit_request(base: dict[str, Any], planned: ViewSpec | None, desired: View
     new_version = _version_part(fresh) != _version_part(desired)
     want = spec_properties(desired) | markers
     ours = set(planned.properties) if planned is not None else set(fresh.properties)
-    ours |= {COMMENT, OWNER}
+    ours |= {COMMENT, OWNER, TRINO_RUN_AS_OWNER}
     if new_version and engine_version is not None:
         want |= engine_properties(desired, engine_version, create=False)
         ours.add(QUERY_COLUMN_NAMES)  # stale once the spark SQL is gone

@@ -78,10 +78,24 @@ def test_engine_properties_are_not_user_properties() -> None:
     assert fmt.read_view(metadata_for(s, props)).spec.properties == {"tier": "gold"}
 
 
-def test_foreign_view_without_our_properties_reads_as_definer() -> None:
+def test_foreign_view_without_our_properties_reads_as_its_engines_run_it() -> None:
+    """Without viewsync's `security`, a view with a trino representation is what Trino makes of it
+    (TrinoRestCatalog.getView): definer as `trino.run-as-owner` when set, else invoker. A view
+    only Spark reads stays a definer view, as before."""
     s = fmt.storable(spec(comment=None, owner=None, properties={}))
     read = fmt.read_view(metadata_for(s, props={}))
-    assert read.spec.security == "definer" and read.spec.comment is None and read.managed_by is None
+    assert read.spec.security == "invoker" and read.spec.comment is None and read.managed_by is None
+    definer = fmt.read_view(metadata_for(s, props={fmt.TRINO_RUN_AS_OWNER: "alice"})).spec
+    assert (definer.security, definer.owner, definer.properties) == ("definer", "alice", {})
+    spark_only = fmt.storable(spec(comment=None, owner=None, properties={},
+                                   representations=[{"dialect": "spark", "sql": "SELECT 1"}]))
+    assert fmt.read_view(metadata_for(spark_only, props={})).spec.security == "definer"
+
+
+def test_a_definer_view_with_an_owner_runs_as_that_owner_in_trino_too() -> None:
+    props = fmt.spec_properties(fmt.storable(spec(owner="alice")))
+    assert props[fmt.TRINO_RUN_AS_OWNER] == "alice"
+    assert fmt.TRINO_RUN_AS_OWNER not in fmt.spec_properties(fmt.storable(spec(owner="alice", security="invoker")))
 
 
 def test_unreadable_view_says_why() -> None:
@@ -145,7 +159,7 @@ def test_property_change_is_no_new_version_and_keeps_foreign_keys() -> None:
     body = fmt.commit_request(base, planned, desired, MARKERS | {"viewsync.spec-digest": "sha256:new"}, {})
     assert body["updates"] == [
         {"action": "set-properties", "updates": {"tier": "silver", "viewsync.spec-digest": "sha256:new"}},
-        {"action": "remove-properties", "removals": ["owner"]},
+        {"action": "remove-properties", "removals": ["owner", "trino.run-as-owner"]},
     ]
 
 

@@ -169,7 +169,13 @@ class TrinoFormat(EngineFormat):
 
     def decode(self, table: TableDesc) -> ViewSpec:
         doc = decode_envelope(table.view_original_text or "")
-        return from_definition(doc, P.user_properties(table.parameters))
+        spec = from_definition(doc, P.user_properties(table.parameters))
+        # Trino runs a definer view as the metastore table's owner, not the JSON's
+        # (plugin/trino-hive/.../ViewReaderUtil.java): `ALTER VIEW ... SET AUTHORIZATION` changes
+        # only the former.
+        if spec.security == "definer" and table.owner and table.owner != spec.owner:
+            spec = spec.model_copy(update={"owner": table.owner})
+        return spec
 
 
 class TrinoMaterializedView(TrinoFormat):

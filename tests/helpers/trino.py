@@ -1,0 +1,203 @@
+"""A real Trino for the tests: one single-node server per test session, with a `hive` catalog on the
+test Hive Metastore (and `hive_views`, the same with Hive view translation on) and an Iceberg
+catalog on the test Iceberg REST server (plus `memory`), named `lake` as Spark 3.5 names it in the
+tests: Trino resolves an Iceberg view's default namespace only under its default catalog, which it
+takes as one of its own catalogs' names.
+
+The server is Apache-licensed Trino as published on Maven Central (`io.trino:trino-server`, pinned
+in reconciler/jars/pinned.toml and fetched by the product's own fetcher), unpacked once under
+~/.cache/viewsync-tests/trino-<version> with only the hive, iceberg and memory plugins kept. Trino
+476 needs Java 24 or later: `VIEWSYNC_TRINO_JAVA` names the java binary, else the newest JDK 24+
+under /usr/lib/jvm is used. Queries go through the `trino` client from PyPI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from reconciler.jars import maven
+from tests.helpers.jars import fetched
+from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
+
+PLUGINS = ("hive", "iceberg", "memory")
+START_TIMEOUT = 180.0  # seconds; ~10 s on an idle 2-core machine
+JVM = ["-Xmx1G", "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M", "-XX:+ExplicitGCInvokesConcurrent",
+       "-XX:+ExitOnOutOfMemoryError", "-XX:-OmitStackTraceInFastThrow", "-XX:ReservedCodeCacheSize=256M",
+       "-XX:PerMethodRecompilationCutoff=10000", "-XX:PerBytecodeRecompilationCutoff=10000",
+       "-XX:TieredStopAtLevel=1",  # starts faster; the tests' queries are small
+       "-Djdk.attach.allowAttachSelf=true", "-Djdk.nio.maxCachedBufferSize=2000000",
+       "-XX:+EnableDynamicAgentLoading", "-XX:+UnlockDiagnosticVMOptions", "-XX:G1NumCollectionsKeepPinned=10000000",
+       "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"]
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("VIEWSYNC_TEST_CACHE") or str(Path(base) / "viewsync-tests"))
+
+
+def java() -> str | None:
+    """A java of release 24 or later: VIEWSYNC_TRINO_JAVA, else the newest JDK under /usr/lib/jvm."""
+    named = os.environ.get("VIEWSYNC_TRINO_JAVA")
+    if named:
+        return named
+    found: list[tuple[int, str]] = []
+    for home in Path("/usr/lib/jvm").glob("*"):
+        exe = home / "bin" / "java"
+        release = home / "release"
+        if not exe.is_file() or not release.is_file():
+            continue
+        m = re.search(r'JAVA_VERSION="(\d+)', release.read_text(errors="replace"))
+        if m and int(m.group(1)) >= 24:
+            found.append((int(m.group(1)), str(exe)))
+    return max(found)[1] if found else None
+
+
+def install() -> Path:
+    """The unpacked server (cached), with only PLUGINS kept. Skips (fails in CI) when it cannot be had."""
+    art = maven.artifact("trino-server")
+    home = _cache_root() / f"trino-{art.version}"
+    if (home / "lib").is_dir() and all((home / "plugin" / p).is_dir() for p in PLUGINS):
+        return home
+    [tarball] = fetched("trino-server")
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with (home.parent / ".trino.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (home / "lib").is_dir():
+            return home
+        tmp = home.with_name(home.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        # Everything first: the plugins' jars are hard links to each other's, so one plugin alone
+        # does not extract.
+        done = subprocess.run(["tar", "xzf", str(tarball), "-C", str(tmp), "--strip-components=1"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            backend_unavailable(f"unpacking {tarball.name} failed: {done.stderr.strip()[:500]}")
+        for plugin in (tmp / "plugin").iterdir():
+            if plugin.name not in PLUGINS:
+                shutil.rmtree(plugin)
+        shutil.rmtree(tmp / "secrets-plugin", ignore_errors=True)
+        tmp.rename(home)
+    return home
+
+
+@dataclass
+class Trino:
+    """A running server and a way to query it."""
+
+    port: int
+    dir: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def connect(self, user: str = "test", catalog: str | None = None, schema: str | None = None) -> Any:
+        import trino
+
+        return trino.dbapi.connect(host="127.0.0.1", port=self.port, user=user, catalog=catalog, schema=schema,
+                                   http_scheme="http")
+
+    def rows(self, sql: str, user: str = "test") -> list[list[Any]]:
+        """All rows of one statement, as lists."""
+        with contextlib.closing(self.connect(user)) as conn:
+            cur = conn.cursor()
+            cur.execute(sql)
+            return [list(r) for r in cur.fetchall()]
+
+    def error(self, sql: str, user: str = "test") -> str:
+        """The error message of a statement expected to fail (AssertionError when it succeeds)."""
+        import trino
+
+        try:
+            self.rows(sql, user)
+        except trino.exceptions.TrinoQueryError as exc:
+            return f"{exc.error_name}: {exc.message}"
+        raise AssertionError(f"Trino accepted {sql!r}")
+
+
+def _properties(path: Path, values: dict[str, str]) -> None:
+    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+
+
+def _ready(port: int) -> None:
+    """Raises OSError until the server says it has started and reads a connector's table (its
+    worker takes a few seconds more than /v1/info to accept splits: NO_NODES_AVAILABLE)."""
+    import trino
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/info", timeout=2) as resp:
+        if json.load(resp).get("starting", True):
+            raise OSError("starting")
+    try:
+        with contextlib.closing(trino.dbapi.connect(host="127.0.0.1", port=port, user="test")) as conn:
+            cur = conn.cursor()
+            cur.execute("CREATE TABLE IF NOT EXISTS memory.default.ready AS SELECT 1 AS x")
+            cur.fetchall()
+            cur.execute("SELECT x FROM memory.default.ready")
+            cur.fetchall()
+    except trino.exceptions.TrinoQueryError as exc:
+        if exc.error_name == "NO_NODES_AVAILABLE":
+            raise OSError(exc.error_name) from None
+        raise
+
+
+ICEBERG_CATALOG = "lake"
+
+
+def start(work: Path, metastore_uri: str, iceberg_uri: str) -> Iterator[Trino]:
+    """Start Trino with catalogs hive (on `metastore_uri`) and lake (Iceberg, on `iceberg_uri`); stop it after."""
+    exe = java()
+    if exe is None:
+        backend_unavailable("Trino needs Java 24 or later: set VIEWSYNC_TRINO_JAVA, or install one under /usr/lib/jvm")
+    home = install()
+    port = free_port()
+    etc = work / "etc"
+    (etc / "catalog").mkdir(parents=True)
+    (work / "tmp").mkdir()
+    _properties(etc / "config.properties", {
+        "node.environment": "test", "node.id": "viewsync-tests", "coordinator": "true",
+        "node-scheduler.include-coordinator": "true", "http-server.http.port": str(port),
+        "discovery.uri": f"http://127.0.0.1:{port}", "query.max-memory": "512MB",
+        "query.max-memory-per-node": "512MB", "plugin.dir": str(home / "plugin"),
+        "catalog.config-dir": str(etc / "catalog"), "http-server.log.enabled": "false"})
+    (etc / "log.properties").write_text("io.trino=WARN\n")
+    # Hive: Hadoop's file system reads the metastore's file: locations (Trino's native local one
+    # lists them back as local:/// and skips them, silently: no rows).
+    _properties(etc / "catalog" / "hive.properties", {
+        "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
+        "hive.non-managed-table-writes-enabled": "true"})
+    # The same metastore, with Trino's translation of Hive (and Spark) views on: what Trino makes
+    # of the views it did not write.
+    _properties(etc / "catalog" / "hive_views.properties", {
+        "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
+        "hive.hive-views.enabled": "true"})
+    _properties(etc / "catalog" / f"{ICEBERG_CATALOG}.properties", {
+        "connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": iceberg_uri,
+        "fs.native-local.enabled": "true", "local.location": "/"})
+    _properties(etc / "catalog" / "memory.properties", {"connector.name": "memory"})
+    cmd = [exe, *JVM, f"-Djava.io.tmpdir={work / 'tmp'}", f"-Dconfig={etc / 'config.properties'}",
+           f"-Dlog.levels-file={etc / 'log.properties'}", "-cp", f"{home / 'lib'}/*", "io.trino.server.TrinoServer"]
+    log_path = work / "trino.log"
+    log: IO[bytes] = log_path.open("wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work)
+    started = time.monotonic()
+    why = wait_ready(proc, lambda: _ready(port), what="Trino", timeout=START_TIMEOUT, log=log_path, interval=0.3)
+    if why:
+        stop(proc, log, timeout=20)
+        backend_unavailable(why)
+    server = Trino(port, work, proc)
+    (work / "started.txt").write_text(f"{time.monotonic() - started:.1f} s\n")
+    try:
+        yield server
+    finally:
+        stop(proc, log, timeout=20)
