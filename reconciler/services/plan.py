@@ -121,7 +121,7 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
         ws.prefetch(request.scope.catalogs)  # the catalogs answer while the rest loads
     from reconciler.access import hooks as access_hooks
     from reconciler.access.security import notes as security_notes
-    from reconciler.plan import validity
+    from reconciler.plan import portability, validity
     from reconciler.plan.yaml_changes import declaration_changes
     from reconciler.source import gitsrc
 
@@ -135,5 +135,6 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
         result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
+    result.warnings += portability.trino_notes(result, {n: c.type for n, c in ws.config.catalogs.items()})
     validity.locate(result, decl)  # errors added since the planner's (verification, access)
     return result
