@@ -42,6 +42,7 @@ class Artifact:
     used_by: str  # review | tests
     about: str = ""
     packaging: str = "jar"  # the file's extension
+    classifier: str | None = None  # e.g. runner: part of the file's name
 
     @property
     def coordinate(self) -> str:
@@ -49,7 +50,8 @@ class Artifact:
 
     @property
     def file_name(self) -> str:
-        return f"{self.artifact}-{self.version}.{self.packaging}"
+        tail = f"-{self.classifier}" if self.classifier else ""
+        return f"{self.artifact}-{self.version}{tail}.{self.packaging}"
 
     def url(self, repository: str) -> str:
         path = f"{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.file_name}"
@@ -64,7 +66,8 @@ def pinned() -> dict[str, Artifact]:
     for name, entry in data.items():
         group, artifact, version = str(entry["coordinate"]).split(":")
         out[name] = Artifact(name, group, artifact, version, str(entry["sha256"]), int(entry["size"]),
-                             str(entry["for"]), str(entry.get("about", "")), str(entry.get("packaging", "jar")))
+                             str(entry["for"]), str(entry.get("about", "")), str(entry.get("packaging", "jar")),
+                             str(entry["classifier"]) if entry.get("classifier") else None)
     return out
 
 
@@ -92,7 +95,8 @@ def cached(art: Artifact) -> Path | None:
 def fetch_hint(art: Artifact) -> str:
     """How to get `art` into the cache: viewsync's own command, or by hand where the registry is reachable."""
     return (f"run `viewsync jars fetch {art.name}`, or where Maven Central is reachable "
-            f"`mvn dependency:copy -Dartifact={art.coordinate}{'' if art.packaging == 'jar' else ':' + art.packaging} "
+            f"`mvn dependency:copy -Dartifact={art.coordinate}:{art.packaging}"
+            f"{':' + art.classifier if art.classifier else ''} "
             f"-DoutputDirectory=<dir>` and copy "
             f"{art.file_name} into {cache_dir()}")
 

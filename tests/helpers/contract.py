@@ -18,7 +18,7 @@ class Backend:
 # kind -> the fixtures that provide it (writable kinds are run through the whole contract)
 CATALOGS: dict[str, list[str]] = {
     "managed": ["managed_sqlite", "managed_postgres"],
-    "iceberg-rest": ["iceberg_rest"],
+    "iceberg-rest": ["iceberg_rest", "iceberg_nessie"],
     "hms": ["hms"],
     "glue": ["glue_moto"],
     "jdbc": ["jdbc_sqlite"],

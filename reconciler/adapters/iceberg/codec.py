@@ -41,8 +41,11 @@ ACTOR = "viewsync.actor"
 # Properties that hold ViewSpec fields: never user properties.
 SPEC_PROPERTIES = frozenset({COMMENT, OWNER, SECURITY})
 # Properties engines (or we) set for their own use; not user properties, never removed by us.
-INTERNAL_PROPERTIES = frozenset({DROP_DIALECT_ALLOWED, "create_engine_version", "engine_version"})
-INTERNAL_PREFIXES = ("spark.", "trino.", "presto.", "flink.", "dremio.", "hive.", "impala.", "starrocks.")
+# Catalog servers add their own too: Nessie stamps `created-at` and `nessie.*` (its commit, ref and
+# content id) on every view it serves (measured on Nessie 0.99 in the contract suite).
+INTERNAL_PROPERTIES = frozenset({DROP_DIALECT_ALLOWED, "create_engine_version", "engine_version", "created-at"})
+INTERNAL_PREFIXES = ("spark.", "trino.", "presto.", "flink.", "dremio.", "hive.", "impala.", "starrocks.",
+                     "nessie.")
 
 # What Iceberg's Spark integration writes with a view (iceberg spark/v3.5 SparkCatalog.createView /
 # CreateV2ViewExec: the query's output column names, comma-joined, and the writing engine), so

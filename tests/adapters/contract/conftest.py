@@ -44,6 +44,23 @@ def iceberg_rest(iceberg_server: Any) -> Iterator[Backend]:  # noqa: F811 - the 
     yield from _closing(open_adapter("cat", {"type": "iceberg-rest", "uri": iceberg_server.uri}), schema)
 
 
+@pytest.fixture(scope="session")
+def nessie(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:  # noqa: F811
+    from tests.helpers.nessie import start
+
+    yield from start(tmp_path_factory.mktemp("nessie"), moto_url)
+
+
+@pytest.fixture
+def iceberg_nessie(nessie: Any) -> Iterator[Backend]:
+    """Nessie's Iceberg REST API, on its default branch (the prefix its /v1/config gives)."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    schema = "c_" + uuid.uuid4().hex[:10]
+    RestCatalog("nessie", uri=nessie.iceberg_uri).create_namespace(schema)
+    yield from _closing(open_adapter("cat", {"type": "iceberg-rest", "uri": nessie.iceberg_uri}), schema)
+
+
 @pytest.fixture
 def hms(metastore: Any) -> Iterator[Backend]:  # noqa: F811 - the imported fixture
     from hmsclient import hmsclient
