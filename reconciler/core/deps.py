@@ -12,6 +12,7 @@ from reconciler.core.model import ViewId, ViewSpec
 
 Key = tuple[str, str, str]
 N = TypeVar("N")
+V = TypeVar("V")
 
 
 def index(universe: Iterable[ViewId]) -> dict[Key, ViewId]:
@@ -38,13 +39,18 @@ def candidates(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec)
     return [(low[0], ".".join(low[1:-1]), low[-1])]
 
 
+def lookup(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec, by_key: Mapping[Key, V]) -> V | None:
+    """What `by_key` holds for the first of `candidates(parts, view, spec)` it has, else None."""
+    return next((by_key[k] for k in candidates(parts, view, spec) if k in by_key), None)
+
+
 def dependencies(view: ViewId, spec: ViewSpec, by_key: Mapping[Key, ViewId]) -> set[ViewId]:
     """Views in `by_key` that `spec`'s SQL reads (any representation), itself included
     when it reads itself (a cycle)."""
     found: set[ViewId] = set()
     for rep in spec.representations:
         for parts in vsql.referenced_tables(rep.sql, rep.dialect):
-            hit = next((by_key[k] for k in candidates(parts, view, spec) if k in by_key), None)
+            hit = lookup(parts, view, spec, by_key)
             if hit is not None:
                 found.add(hit)
     return found

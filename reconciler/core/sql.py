@@ -183,6 +183,11 @@ def output_offset(sql: str, dialect: str | None, index: int, count: int) -> int 
     return min(starts) + (len(sql) - len(sql.lstrip())) if starts else None
 
 
+def table_parts(table: Any) -> tuple[str, ...]:
+    """A sqlglot table reference's name parts (catalog?, schema parts..., name), nested namespaces included."""
+    return tuple(p.name for p in table.parts if p.name)
+
+
 def referenced_tables(sql: str, dialect: str) -> list[tuple[str, ...]]:
     """Tables and views a query reads, as name parts (catalog?, db?, name), CTEs excluded."""
     return list(facts(sql, sqlglot_dialect(dialect)).tables)

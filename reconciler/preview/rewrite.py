@@ -18,11 +18,6 @@ class RewriteError(ValueError):
     """The SQL cannot be rewritten (sqlglot cannot read it, or it is not one query)."""
 
 
-def _parts_of(table: Any) -> tuple[str, ...]:
-    """A table reference's name parts (catalog?, schema parts..., name), nested namespaces included."""
-    return tuple(p.name for p in table.parts if p.name)
-
-
 def _set_parts(table: Any, parts: list[str], dialect: str | None) -> None:
     """Point `table` at `parts` (catalog?, schema..., name), keeping its alias and the rest."""
     from sqlglot import exp
@@ -64,10 +59,10 @@ def rewrite(sql: str, dialect: str, view: ViewId, spec: ViewSpec, copies: Mappin
     for table in list(tree.find_all(exp.Table)):
         if not table.name:
             continue
-        parts = _parts_of(table)
+        parts = vsql.table_parts(table)
         if len(parts) == 1 and parts[0].lower() in ctes:
             continue
-        found = next((by_key[k] for k in deps.candidates(parts, view, spec) if k in by_key), None)
+        found = deps.lookup(parts, view, spec, by_key)
         if found is not None:
             copy = copies[found]
             named_catalog = len(parts) >= 3 or copy.catalog != found.catalog

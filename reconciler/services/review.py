@@ -186,6 +186,7 @@ def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[View
     from sqlglot import exp
 
     from reconciler.core import deps
+    from reconciler.core import sql as vsql
 
     tree = sqlglot.parse_one(sql, read="spark")
     by_key = {(v.catalog.lower(), v.schema.lower(), v.name.lower()): name for v, name in replaced.items()}
@@ -193,8 +194,7 @@ def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[View
     for table in list(tree.find_all(exp.Table)):
         if not table.db and table.name.lower() in ctes:
             continue
-        parts = tuple(p.name for p in table.parts if p.name)  # nested namespaces included
-        temp = next((by_key[k] for k in deps.candidates(parts, vid, spec) if k in by_key), None)
+        temp = deps.lookup(vsql.table_parts(table), vid, spec, by_key)
         if temp is not None:
             alias = table.alias or table.name
             table.replace(exp.Table(this=exp.to_identifier(temp), alias=exp.TableAlias(this=exp.to_identifier(alias))))
