@@ -5,5 +5,5 @@ a SHA-256 each); `maven` fetches one from Maven Central (or the mirror in
 `VIEWSYNC_MAVEN_REPOSITORY`) into `~/.cache/viewsync/jars`, checks its digest, and finds it there
 later. viewsync itself downloads only when asked (`viewsync jars fetch`).
 
-Imports nothing else of viewsync: any layer may use it.
+Imports only `core`: any layer may use it.
 """

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from reconciler.core.cache import cache_dir as viewsync_cache
+
 CENTRAL = "https://repo1.maven.org/maven2"
 REPOSITORY_ENV = "VIEWSYNC_MAVEN_REPOSITORY"  # a mirror (Artifactory, Nexus) in the repository layout
 CACHE_ENV = "VIEWSYNC_JARS_DIR"  # the cache directory itself (default ~/.cache/viewsync/jars)
@@ -82,8 +84,7 @@ def artifact(name: str) -> Artifact:
 def cache_dir() -> Path:
     if os.environ.get(CACHE_ENV):
         return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "viewsync" / "jars"
+    return viewsync_cache() / "jars"
 
 
 def cached(art: Artifact) -> Path | None:

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from reconciler.core.cache import cache_dir
 from reconciler.core.errors import UserError
 from reconciler.verify.settings import SparkSettings
 
@@ -55,11 +56,6 @@ def _pyspark_dir() -> Path | None:
     if spec is None or spec.origin is None:
         return None
     return Path(spec.origin).parent
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "viewsync"
 
 
 def archive_path(java: str, pyspark: Path) -> Path:
