@@ -175,10 +175,10 @@ def _driver_jar(catalog: str, backend: str) -> str:
 
 
 def _jars(catalog: str, configured: list[str]) -> list[str]:
-    """Configured jars, a pinned name (no path, no .jar) replaced by its cached jar. Raises NotReadable."""
+    """Configured jars, a pinned name replaced by its cached jar. Raises NotReadable."""
     out: list[str] = []
     for jar in configured:
-        if "/" in jar or jar.endswith(".jar") or jar not in maven.pinned():
+        if jar not in maven.pinned():  # a path (or a URL) as Spark takes it
             out.append(jar)
             continue
         try:

@@ -247,7 +247,7 @@ def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
     results = {c.index: CheckResult(c.index, c.kind, c.args, c.severity,
                                     location=locate(c) if locate else None) for c in checks}
     out.checks = [results[c.index] for c in checks]
-    blocked = dict(unrunnable or {})
+    blocked = unrunnable or {}
     for i, why in blocked.items():
         results[i].status, results[i].detail = "error", f"{NOT_RUN}: {why}"
     checks = [c for c in checks if c.index not in blocked]
