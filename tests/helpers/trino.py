@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from reconciler.jars import maven
 from tests.helpers.jars import fetched
+from tests.helpers.paths import tests_cache_dir
 from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
 
 PLUGINS = ("hive", "iceberg", "memory")
@@ -40,11 +41,6 @@ JVM = ["-Xmx1G", "-XX:+UseG1GC", "-XX:G1HeapRegionSize=32M", "-XX:+ExplicitGCInv
        "-Djdk.attach.allowAttachSelf=true", "-Djdk.nio.maxCachedBufferSize=2000000",
        "-XX:+EnableDynamicAgentLoading", "-XX:+UnlockDiagnosticVMOptions", "-XX:G1NumCollectionsKeepPinned=10000000",
        "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"]
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("VIEWSYNC_TEST_CACHE") or str(Path(base) / "viewsync-tests"))
 
 
 def java() -> str | None:
@@ -67,7 +63,7 @@ def java() -> str | None:
 def install() -> Path:
     """The unpacked server (cached), with only PLUGINS kept. Skips (fails in CI) when it cannot be had."""
     art = maven.artifact("trino-server")
-    home = _cache_root() / f"trino-{art.version}"
+    home = tests_cache_dir() / f"trino-{art.version}"
     if (home / "lib").is_dir() and all((home / "plugin" / p).is_dir() for p in PLUGINS):
         return home
     [tarball] = fetched("trino-server")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reconciler.jars import maven
+from tests.helpers.paths import tests_cache_dir
 
 HERE = Path(__file__).parent / "spark35"
 PYSPARK = "pyspark==3.5.*"
@@ -33,9 +34,7 @@ class BuildError(RuntimeError):
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    root = os.environ.get("VIEWSYNC_TEST_CACHE") or str(Path(base) / "viewsync-tests")
-    return Path(root) / "spark35-iceberg"
+    return tests_cache_dir() / "spark35-iceberg"
 
 
 def _run(cmd: list[str], what: str, *, cwd: Path | None = None, timeout: float = 900) -> None:
