@@ -10,15 +10,13 @@ announced with `view-endpoints-supported`, as Java and Python clients read it.
 
 from __future__ import annotations
 
-import subprocess
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from tests.helpers.jars import fetched
-from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
+from tests.helpers.servers import backend_unavailable, free_port, serve
 from tests.helpers.trino import java
 
 BUCKET = "nessie"
@@ -59,19 +57,10 @@ def start(work: Path, s3_url: str) -> Iterator[Nessie]:
     }
     cmd = [exe, "-XX:+UseSerialGC", "-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1",
            f"-Djava.io.tmpdir={work}", *(f"-D{k}={v}" for k, v in props.items()), "-jar", str(jar)]
-    log_path = work / "nessie.log"
-    log: IO[bytes] = log_path.open("wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work)
     server = Nessie(port)
 
     def probe() -> None:
         urllib.request.urlopen(f"{server.iceberg_uri}/v1/config", timeout=2).close()
 
-    why = wait_ready(proc, probe, what="Nessie", timeout=START_TIMEOUT, log=log_path, interval=0.2)
-    if why:
-        stop(proc, log)
-        backend_unavailable(why)
-    try:
+    with serve(cmd, work, "Nessie", probe, timeout=START_TIMEOUT, interval=0.2):
         yield server
-    finally:
-        stop(proc, log)

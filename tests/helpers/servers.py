@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -63,3 +64,21 @@ def stop(proc: subprocess.Popen[Any], log: IO[bytes] | None = None, timeout: flo
         proc.wait()
     if log is not None:
         log.close()
+
+
+@contextlib.contextmanager
+def serve(cmd: list[str], work: Path, what: str, probe: Callable[[], None], *, timeout: float,
+          interval: float = 0.1, stop_timeout: float = 10) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `cmd` in `work` (its output in work/<what>.log) until `probe` passes, yield the process,
+    and stop it afterwards. A server that does not start skips (fails in CI), saying why."""
+    log_path = work / f"{what.lower().replace(' ', '-')}.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work)
+    why = wait_ready(proc, probe, what=what, timeout=timeout, log=log_path, interval=interval)
+    if why:
+        stop(proc, log, timeout=stop_timeout)
+        backend_unavailable(why)
+    try:
+        yield proc
+    finally:
+        stop(proc, log, timeout=stop_timeout)

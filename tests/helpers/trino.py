@@ -20,17 +20,16 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from reconciler.jars import maven
 from tests.helpers.jars import fetched
 from tests.helpers.paths import tests_cache_dir
-from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
+from tests.helpers.servers import backend_unavailable, free_port, serve
 
 PLUGINS = ("hive", "iceberg", "memory")
 START_TIMEOUT = 180.0  # seconds; ~10 s on an idle 2-core machine
@@ -183,17 +182,6 @@ def start(work: Path, metastore_uri: str, iceberg_uri: str) -> Iterator[Trino]:
     _properties(etc / "catalog" / "memory.properties", {"connector.name": "memory"})
     cmd = [exe, *JVM, f"-Djava.io.tmpdir={work / 'tmp'}", f"-Dconfig={etc / 'config.properties'}",
            f"-Dlog.levels-file={etc / 'log.properties'}", "-cp", f"{home / 'lib'}/*", "io.trino.server.TrinoServer"]
-    log_path = work / "trino.log"
-    log: IO[bytes] = log_path.open("wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work)
-    started = time.monotonic()
-    why = wait_ready(proc, lambda: _ready(port), what="Trino", timeout=START_TIMEOUT, log=log_path, interval=0.3)
-    if why:
-        stop(proc, log, timeout=20)
-        backend_unavailable(why)
-    server = Trino(port, work, proc)
-    (work / "started.txt").write_text(f"{time.monotonic() - started:.1f} s\n")
-    try:
-        yield server
-    finally:
-        stop(proc, log, timeout=20)
+    with serve(cmd, work, "Trino", lambda: _ready(port), timeout=START_TIMEOUT, interval=0.3,
+               stop_timeout=20) as proc:
+        yield Trino(port, work, proc)
