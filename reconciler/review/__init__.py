@@ -1,10 +1,10 @@
 """Data review on live data: what a change does to a view's rows (`viewsync diff`) and whether
 its checks hold (`viewsync check`), computed by a read-only Spark session on the live catalogs.
 
-Modules: `catalogs` (the Spark conf and readers per catalog kind), `session` + `worker` (the
-review's own Spark process, never the verifier's), `diffsql` and `checksql` (pure SQL
+Modules: `catalogs` (the Spark conf and readers per catalog kind), `session` + `spark_ops` (the
+review's own Spark child and its operations, never the verifier's), `diffsql` and `checksql` (pure SQL
 builders), `engine` (one view's diff or checks on that Spark), `model` (results), `render`
 (text, Markdown, JSON, JUnit), `events` (CloudEvents and OpenLineage facets of the results).
-Imports `core`, `source` (config), `verify` (settings, Spark start-up helpers); used by
+Imports `core`, `source` (config), `verify` (settings), `spark` (the child-process layer); used by
 `services/review.py`.
 """

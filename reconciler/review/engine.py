@@ -14,7 +14,7 @@ from reconciler.core.model import ViewId
 from reconciler.review import checksql, diffsql
 from reconciler.review.diffsql import Col, Layout
 from reconciler.review.model import CheckResult, ColumnChange, Numeric, Sample, SchemaDiff, ViewChecks, ViewDiff
-from reconciler.review.session import LiveSpark, Progress, SparkError
+from reconciler.review.session import LiveSpark, OnProgress, SparkError
 
 _names = itertools.count()
 Source = dict[str, Any]
@@ -39,7 +39,7 @@ def _int(v: Any) -> int:
 
 def diff_view(spark: LiveSpark, vid: ViewId, action: str, before: Source | None, after: Source | None,
               key: tuple[str, ...] | None, where: str | None, sample: int,
-              progress: Progress | None = None) -> ViewDiff:
+              progress: OnProgress | None = None) -> ViewDiff:
     """The diff of one view: `before` is the live definition's source, `after` the declared one's
     (None: the view does not exist on that side)."""
     started = time.monotonic()
@@ -96,7 +96,7 @@ def _numeric(layout: Layout, row: dict[str, Any]) -> list[Numeric]:
 
 
 def _both(spark: LiveSpark, out: ViewDiff, b: tuple[str, list[Col]], a: tuple[str, list[Col]],
-          key: tuple[str, ...] | None, where: str | None, sample: int, progress: Progress | None) -> None:
+          key: tuple[str, ...] | None, where: str | None, sample: int, progress: OnProgress | None) -> None:
     layout = Layout.of(b[1], a[1], key)
     out.schema = _schema(layout)
     keyed_samples: list[dict[str, Any]] = []
@@ -146,7 +146,7 @@ def _has_bottom_k(spark: LiveSpark) -> bool:
 
 
 def _unique_pass(spark: LiveSpark, layout: Layout, before: str, after: str, where: str | None, sample: int,
-                 progress: Progress | None) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+                 progress: OnProgress | None) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """The keyed diff in one pass without windows, when keys are unique (see diffsql): its
     aggregates and samples; None when the pass shows keys that are not (or cannot show they
     are), for `_keyed_pass` to count the duplicates."""
@@ -181,7 +181,7 @@ def _unique_pass(spark: LiveSpark, layout: Layout, before: str, after: str, wher
 
 
 def _keyed_pass(spark: LiveSpark, layout: Layout, before: str, after: str, where: str | None, sample: int,
-                progress: Progress | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                progress: OnProgress | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The keyed diff with duplicate keys counted (windows per side): its aggregates and samples."""
     if sample <= 0:
         return spark.query(diffsql.keyed_stats(layout, before, after, where), 1, progress, exact=True)[0], []
@@ -200,7 +200,7 @@ def _keyed_pass(spark: LiveSpark, layout: Layout, before: str, after: str, where
 
 
 def _one(spark: LiveSpark, out: ViewDiff, side: tuple[str, list[Col]], which: str, where: str | None,
-         sample: int, progress: Progress | None) -> None:
+         sample: int, progress: OnProgress | None) -> None:
     rel, cols = side
     row = spark.query(diffsql.one_side(rel, cols, where), 1, progress)[0]
     n = _int(row["n_rows"])
@@ -237,7 +237,7 @@ def not_run(vid: ViewId, definition: str, checks: Sequence[checksql.CheckLike], 
 
 def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
                checks: Sequence[checksql.CheckLike], targets: dict[int, Source],
-               locate: Describe | None = None, progress: Progress | None = None,
+               locate: Describe | None = None, progress: OnProgress | None = None,
                unrunnable: Mapping[int, str] | None = None) -> ViewChecks:
     """Every check of one view over `source`, in one scan (plus one for failing rows when a check
     failed); `targets[i]` is the source of relationships check i's `to` table; `unrunnable[i]`

@@ -143,7 +143,7 @@ def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]],
     prepared = runner.prepare_all(universe(ws, decl, ref, offline=False), tests)
     worker = session.worker(planning.settings_of(ws.config))
     try:
-        run_result = runner.run(prepared, worker.run, decl)
+        run_result = runner.run(prepared, worker.call, decl)
     except ViewsyncError as err:
         raise UserError(redact(str(err))) from None
     run_result.spark_start_seconds = worker.start_seconds

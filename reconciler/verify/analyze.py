@@ -241,7 +241,7 @@ class Analysis:
                           "deps": [str(d) for d in s.deps]})
         if not views:
             return
-        answer = worker(self.settings).run({"stubs": list(stubs.values()), "views": views})
+        answer = worker(self.settings).call({"op": "check", "stubs": list(stubs.values()), "views": views})
         by_key = {str(s.id): s for s in order}
         for r in answer["results"]:
             self._answer(by_key[r["key"]], r)

@@ -17,7 +17,7 @@ import pytest
 
 from reconciler.review import checksql, diffsql, engine
 from reconciler.review.diffsql import Col, Layout
-from reconciler.review.session import LiveSpark
+from reconciler.review.session import LiveSpark, live_spark
 
 pytestmark = pytest.mark.slow  # starts a Spark
 
@@ -30,10 +30,10 @@ AFTER = ("SELECT * FROM VALUES (1, 'a', 1.5), (2, 'B', 2.5), (5, 'e', 5.5), (7, 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSpark]:
     work: Path = tmp_path_factory.mktemp("live-spark")
-    spark = LiveSpark({"spark.master": "local[1]", "spark.sql.catalogImplementation": "in-memory",
+    spark = live_spark({"spark.master": "local[1]", "spark.sql.catalogImplementation": "in-memory",
                        "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
                        "spark.sql.adaptive.enabled": "true",
-                       "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={work}"}, work=work)
+                       "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={work}"})
     try:
         yield spark
     finally:

@@ -195,10 +195,11 @@ def test_the_sample_agrees_with_spark(tmp_path: Path) -> None:
 
 
 def test_missing_pyspark_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.spark import client, conf
     from reconciler.verify import session
 
-    monkeypatch.setattr(session, "_pyspark_dir", lambda: None)
-    monkeypatch.setattr(session, "PROCESS", session.WorkerPool())
+    monkeypatch.setattr(conf, "pyspark_dir", lambda: None)
+    monkeypatch.setattr(session, "PROCESS", client.Pool())
     repo = make_repo(tmp_path, {"checks": CHECKS})
     res = run_cli(repo, "validate", "--spark")
     assert res.code == 1

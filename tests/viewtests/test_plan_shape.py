@@ -49,7 +49,7 @@ ROWS = {
 CHILD = r"""
 import json, sys
 from pyspark.sql import SparkSession
-from reconciler.verify.worker import _TEST_CONF
+from reconciler.viewtests.spark_ops import _TEST_CONF
 b = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
 for k, v in {"spark.sql.session.timeZone": "UTC", **_TEST_CONF}.items():
     b = b.config(k, v)

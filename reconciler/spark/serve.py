@@ -1,0 +1,195 @@
+"""The child's side of a Spark child process (our side: client.py). Standard library and
+PySpark only: another interpreter (`spark.live.python`) runs this file by its path.
+
+    python serve.py HANDLERS...     (or python -m reconciler.spark.serve HANDLERS...)
+
+HANDLERS are modules, by dotted name or by file path, each with `handlers(child) -> {op: fn}`
+(fn: request -> answer). Protocol: the Spark conf as the first line on stdin, then one request
+per line, `{"op": ..., ...}`; one answer per line on the protocol fd (the process's stdout;
+anything else writing there, the JVM or py4j, goes to stderr). The first answer is the hello,
+{"ready": true, "pid", "spark"} or {"ready": false, "error"}; while a request runs, progress
+lines {"progress": {...}} may come before its answer. A handler's Spark error is its answer's
+{"error": {"class", "message", ...}}; anything else it raises becomes {"fatal": "..."}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+_PARSE_POS = re.compile(r"\(line (\d+), pos (\d+)\)")
+_ANALYSIS_POS = re.compile(r"; line (\d+) pos (\d+)")
+
+
+def spark_error(exc: BaseException) -> dict[str, Any]:
+    """Spark's error class and message (without its SQL echo, stack and position text), and
+    where in the SQL it points: 0-based offsets `start`/`stop` and the `fragment`, or `line`/`pos`."""
+    get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    try:
+        condition = get() if get is not None else None
+    except Exception:  # noqa: BLE001 - older PySpark
+        condition = None
+    text = str(exc).strip()
+    message = text.split("\n== SQL")[0].split("\nJVM stacktrace")[0].split("\n\tat ")[0].strip()
+    if message.startswith("An error occurred while calling") and "\n: " in message:  # py4j's wrapper
+        message = message.split("\n: ", 1)[1]
+        message = message.split(": ", 1)[1] if message.startswith("org.apache.spark.SparkException") else message
+    message = _ANALYSIS_POS.sub("", _PARSE_POS.sub("", message.split(";\n")[0])).strip()
+    out: dict[str, Any] = {"class": condition or type(exc).__name__, "message": message[:2000]}
+    try:
+        contexts = list(exc.getQueryContext())  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - not every error carries a context
+        contexts = []
+    for ctx in contexts:
+        try:
+            out["start"], out["stop"] = int(ctx.startIndex()), int(ctx.stopIndex())
+            out["fragment"] = ctx.fragment()
+            break
+        except Exception:  # noqa: BLE001 - DataFrame contexts have no SQL offsets
+            continue
+    if "start" not in out:
+        m = _PARSE_POS.search(text) or _ANALYSIS_POS.search(text)
+        if m:
+            out["line"], out["pos"] = int(m.group(1)), int(m.group(2))
+    return out
+
+
+class Child:
+    """What handlers get: the session, the protocol writer, Spark's exception types, the error mapping."""
+
+    def __init__(self, spark: Any, write: Callable[[dict[str, Any]], None]) -> None:
+        self.spark = spark
+        self.write = write
+        from pyspark.errors import PySparkException
+
+        self.errors: tuple[type[BaseException], ...] = (PySparkException,)  # Spark's own errors
+        self.java_errors: tuple[type[BaseException], ...] = ()  # any JVM exception through py4j
+        try:
+            from py4j.protocol import Py4JJavaError
+
+            self.java_errors = (Py4JJavaError,)
+        except ImportError:
+            pass
+
+    @staticmethod
+    def error(exc: BaseException) -> dict[str, Any]:
+        return spark_error(exc)
+
+    @contextlib.contextmanager
+    def stage_progress(self) -> Iterator[None]:
+        """Report Spark's active stages every half second while the block runs."""
+        tracker = self.spark.sparkContext.statusTracker()
+        stop = threading.Event()
+
+        def report() -> None:
+            last = None
+            while not stop.wait(0.5):
+                try:
+                    stages = []
+                    for sid in tracker.getActiveStageIds():
+                        info = tracker.getStageInfo(sid)
+                        if info is not None:
+                            stages.append({"stage": sid, "done": info.numCompletedTasks, "total": info.numTasks})
+                except Exception:  # noqa: BLE001 - progress is best effort
+                    continue
+                if stages and stages != last:
+                    last = stages
+                    self.write({"progress": {"stages": stages}})
+
+        thread = threading.Thread(target=report, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+
+def session(conf: dict[str, str]) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(conf.pop("spark.master", "local[1]"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    # Spark rewrites ${env:NAME}, ${system:NAME} and ${conf} in every SQL text by default: a view,
+    # fixture value or check of a pull request could print CI secrets. Forced, whatever the conf says.
+    builder = builder.config("spark.sql.variable.substitute", "false")
+    if conf.get("spark.sql.catalogImplementation") == "hive":
+        builder = builder.enableHiveSupport()
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
+    return spark
+
+
+def _module(ref: str) -> Any:
+    if not ref.endswith(".py"):
+        return importlib.import_module(ref)
+    spec = importlib.util.spec_from_file_location(f"viewsync_handlers_{abs(hash(ref))}", ref)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _jvm_pid(spark: Any) -> int | None:
+    try:
+        return int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001 - only used for memory figures
+        return None
+
+
+def main(refs: list[str]) -> None:
+    proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    warnings.filterwarnings("ignore")
+    # Otherwise every analysis error is logged with a JVM stack trace.
+    logging.getLogger("SQLQueryContextLogger").disabled = True
+    lock = threading.Lock()
+
+    def write(obj: dict[str, Any]) -> None:
+        with lock:
+            proto.write(json.dumps(obj, default=str) + "\n")
+
+    conf = json.loads(sys.stdin.readline())
+    try:
+        spark = session(conf)
+        child = Child(spark, write)
+        table: dict[str, Handler] = {}
+        for ref in refs:
+            table.update(_module(ref).handlers(child))
+    except Exception as exc:  # noqa: BLE001 - any start failure is one line for the client
+        write({"ready": False, "error": f"{type(exc).__name__}: {exc}"[:2000]})
+        return
+    write({"ready": True, "pid": _jvm_pid(spark), "spark": spark.version})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        op = request.get("op")
+        if op == "stop":
+            break
+        handler = table.get(str(op))
+        try:
+            answer = handler(request) if handler is not None else {"fatal": f"unknown op {op!r}"}
+        except Exception as exc:  # noqa: BLE001 - the client turns this into one error line
+            answer = {"fatal": f"{type(exc).__name__}: {exc}"[:2000]}
+        write(answer)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)  # run by path: this package's modules are not top-level modules
+    main(sys.argv[1:])
