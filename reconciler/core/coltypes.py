@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from reconciler.core.sql import spark_name
+
 PRIMITIVES = (
     "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string",
     "binary", "date", "timestamp", "timestamp_ltz", "time", "json", "uuid",
@@ -88,7 +90,6 @@ Type = Prim | Array | Map | Struct
 # so findall reads the whole text; only the token itself is captured.
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_]*|\d+|.)")
 _NAME = re.compile(r"^[A-Za-z_0-9]+$")
-_PLAIN_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # (as before: '$' also allows a final newline)
 
 
 def _tokens(text: str) -> list[str]:
@@ -364,10 +365,6 @@ def _hash_node(t: Composite, kids: list[int]) -> int:
     return hash((type(t).__name__, names, *kids))
 
 
-def _quote_field(name: str) -> str:
-    return name if _PLAIN_FIELD.match(name) else "`" + name.replace("`", "``") + "`"
-
-
 def _render_prim(t: Prim) -> str:
     return t.name + (f"({','.join(map(str, t.params))})" if t.params else "")
 
@@ -378,7 +375,7 @@ def _angle_node(t: Composite, kids: list[str]) -> str:
         return f"array<{kids[0]}>"
     if isinstance(t, Map):
         return f"map<{kids[0]},{kids[1]}>"
-    return "struct<" + ",".join(f"{_quote_field(f.name)}:{k}" for f, k in zip(t.fields, kids, strict=True)) + ">"
+    return "struct<" + ",".join(f"{spark_name(f.name)}:{k}" for f, k in zip(t.fields, kids, strict=True)) + ">"
 
 
 def render(t: Type) -> str:

@@ -1,4 +1,5 @@
-"""sqlglot helpers: normalisation for comparison, referenced tables.
+"""sqlglot helpers: normalisation for comparison, referenced tables; and Spark SQL's quoting of
+identifiers and string literals (the one copy).
 
 sqlglot is imported on first use: a no-op plan never parses SQL, and the
 import is a tenth of its start-up. Each query is parsed at most once per
@@ -6,9 +7,27 @@ process (`facts`)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # ('$' also allows a final newline, as before)
+
+
+def spark_ident(name: str) -> str:
+    """`name` as a Spark SQL identifier: back-quoted, a back quote doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def spark_name(name: str) -> str:
+    """`name` as Spark SQL reads it: plain when it is a plain identifier, else back-quoted."""
+    return name if _PLAIN.match(name) else spark_ident(name)
+
+
+def spark_string(text: str) -> str:
+    """`text` as a Spark SQL string literal (the default parser: backslash escapes)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 # viewsync dialect name -> sqlglot dialect (None = sqlglot's generic dialect)
 _DIALECTS: dict[str, str | None] = {

@@ -11,16 +11,21 @@
   tables as `<catalog>.<schema>.<table>` through Spark's
   JDBCTableCatalog, and a view's own SQL evaluated by the database (the JDBC `query` option)
   in a read-only session.
-- `glue`, `managed`: not readable by this Spark (see `UNSUPPORTED`).
+- `glue`, `managed`: not readable by this Spark (each reader's `unreadable` says why).
+
+Each kind is one `Reader` subclass in `READERS`; a JDBC database's driver, URL and read-only
+session come from its dialect (adapters/jdbc/dialects.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from reconciler.adapters.jdbc.dialects import DATABASES, Database
 from reconciler.core.model import ViewId, ViewSpec
+from reconciler.core.sql import spark_ident as q
 from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
 from reconciler.verify.settings import LiveCatalog, LiveSettings
@@ -28,21 +33,6 @@ from reconciler.verify.settings import LiveCatalog, LiveSettings
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
 ICEBERG_PACKAGE = maven.artifact("iceberg-spark-runtime-3.5").coordinate
 JDBC_CATALOG = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
-DEBIAN_JARS = {"postgresql": "/usr/share/java/postgresql.jar",
-               "mysql": "/usr/share/java/mariadb-java-client.jar",
-               "mariadb": "/usr/share/java/mariadb-java-client.jar"}
-# the pinned driver of each backend (reconciler/jars/pinned.toml)
-PINNED_DRIVERS = {"postgresql": "postgresql", "mysql": "mariadb-java-client", "mariadb": "mariadb-java-client"}
-DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver",
-           "mariadb": "org.mariadb.jdbc.Driver", "sqlite": "org.sqlite.JDBC"}
-READ_ONLY = {"postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
-             "mysql": "SET SESSION TRANSACTION READ ONLY", "mariadb": "SET SESSION TRANSACTION READ ONLY"}
-UNSUPPORTED = {
-    "glue": "Spark reads Glue tables only with the AWS Glue Data Catalog client of EMR or Glue jobs; "
-            "data review does not read glue catalogs (their views are skipped with this note)",
-    "managed": "a managed store holds view definitions only: its views are SQL over tables this Spark "
-               "cannot see, so data review skips them",
-}
 # the dialect a catalog kind's views are evaluated in (jdbc: the database's own)
 SPARK_DIALECTS = ("spark", "databricks", "hive")
 
@@ -54,16 +44,19 @@ class NotReadable(Exception):
 @dataclass(frozen=True)
 class Jdbc:
     url: str  # jdbc:postgresql://host:port/db
-    backend: str  # postgresql | mysql | mariadb | sqlite
+    database: Database  # its dialect: driver, read-only session, names
     options: dict[str, str]  # driver, user, password (a secret), sessionInitStatement
 
 
 @dataclass
 class Reader:
-    """One catalog as the review's Spark sees it."""
+    """One catalog as the review's Spark sees it; a catalog kind is a subclass (`READERS`) that
+    holds its differences: how it is configured (`configure`) and how a view's query is read."""
+
+    kind: ClassVar[str]
+    unreadable: ClassVar[str] = "data review does not read this kind of catalog"
 
     name: str
-    kind: str
     spark_name: str | None = None  # the name Spark SQL gives it (None: not addressable in Spark SQL)
     jdbc: Jdbc | None = None
     unsupported: str | None = None
@@ -71,22 +64,16 @@ class Reader:
     jars: list[str] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)
 
+    def configure(self, cat: CatalogConfig, live: LiveSettings, others: list[Reader]) -> None:
+        """Set the Spark conf, jars and name for `cat` (`others`: the catalogs configured before);
+        raises NotReadable when this one cannot be read."""
+        raise NotReadable(f"catalog {self.name!r} ({cat.type}): {self.unreadable}")
+
     def query_source(self, vid: ViewId, spec: ViewSpec) -> tuple[dict[str, Any], str | None]:
         """The source the worker registers for this view's query, and a note when its SQL was
         transpiled (a generated representation). Raises NotReadable."""
         if self.unsupported:
             raise NotReadable(self.unsupported)
-        if self.kind == "jdbc":
-            assert self.jdbc is not None
-            dialect = {"postgresql": "postgres", "mariadb": "mysql"}.get(self.jdbc.backend, self.jdbc.backend)
-            sql, note = _sql_in(spec, vid, dialect)
-            options = dict(self.jdbc.options)
-            ns = (spec.default_namespace or [vid.schema])[0]
-            if self.jdbc.backend == "postgresql":  # the view's own schema first, as the database resolves it
-                options["sessionInitStatement"] = (f"SET search_path TO {_pg_ident(ns)}, public; "
-                                                   + options.get("sessionInitStatement", READ_ONLY["postgresql"]))
-            return {"kind": "jdbc", "url": _with_database(self.jdbc, ns), "query": sql.strip().rstrip(";"),
-                    "options": options, "columns": [c.name for c in spec.columns]}, note
         sql, note = _sql_in(spec, vid, "spark")
         use = [self.spark_name or "spark_catalog", *(spec.default_namespace or [vid.schema])]
         return {"kind": "sql", "sql": sql, "use": use, "columns": [c.name for c in spec.columns]}, note
@@ -98,20 +85,83 @@ class Reader:
         return f"SELECT * FROM {q(self.spark_name or 'spark_catalog')}.{q(schema)}.{q(table)}"
 
 
-def q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+class HmsReader(Reader):
+    """Spark's Hive catalog on the metastore: one metastore is Spark's session catalog."""
+
+    kind = "hms"
+
+    def configure(self, cat: CatalogConfig, live: LiveSettings, others: list[Reader]) -> None:
+        first = next((r for r in others if isinstance(r, HmsReader) and not r.unsupported), None)
+        if first is not None:
+            raise NotReadable(f"catalog {self.name!r} (hms): the review's Spark has one Hive catalog, and it "
+                              f"reads {first.name!r}")
+        self.spark_name = "spark_catalog"
+        self.conf.update({"spark.sql.catalogImplementation": "hive",
+                          "spark.hadoop.hive.metastore.uris": str(cat.options["uri"])})
 
 
-def _pg_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+class IcebergRestReader(Reader):
+    """Iceberg's SparkCatalog (type rest) under the catalog's own name."""
+
+    kind = "iceberg-rest"
+
+    def configure(self, cat: CatalogConfig, live: LiveSettings, others: list[Reader]) -> None:
+        self.spark_name = self.name
+        configured = [*self.jars, *self.packages, live.conf.get("spark.jars", ""),
+                      live.conf.get("spark.jars.packages", "")]
+        if not any(ICEBERG_RUNTIME in j for j in configured):
+            raise NotReadable(f"catalog {self.name!r} (iceberg-rest): Iceberg's Spark runtime is not configured; add "
+                              f"its jar to spark.live.catalogs.{self.name}.jars (`viewsync jars fetch "
+                              f"iceberg-spark-runtime-3.5`, then jars: [iceberg-spark-runtime-3.5]), or "
+                              f"spark.live.catalogs.{self.name}.packages: [{ICEBERG_PACKAGE}]")
+        self.conf.update(_iceberg_conf(self.name, cat.options))
 
 
-def _with_database(jdbc: Jdbc, schema: str) -> str:
-    """MySQL/MariaDB: a schema is a database, named in the URL (unqualified names resolve there)."""
-    if jdbc.backend in ("mysql", "mariadb"):
-        head = jdbc.url.split("?")[0].rsplit("/", 1)[0]
-        return f"{head}/{schema}"
-    return jdbc.url
+class JdbcReader(Reader):
+    """Spark's JDBC source: tables through JDBCTableCatalog, a view's own SQL evaluated by the
+    database (the `query` option) in a read-only session."""
+
+    kind = "jdbc"
+
+    def configure(self, cat: CatalogConfig, live: LiveSettings, others: list[Reader]) -> None:
+        jdbc, jar = _jdbc(cat, live.catalogs.get(self.name, LiveCatalog()))
+        self.jdbc, self.spark_name = jdbc, self.name
+        self.jars.append(jar)
+        prefix = f"spark.sql.catalog.{self.name}"
+        self.conf.update({prefix: JDBC_CATALOG, f"{prefix}.url": jdbc.url})
+        for key in ("driver", "user", "password"):
+            if key in jdbc.options:
+                self.conf[f"{prefix}.{key}"] = jdbc.options[key]
+
+    def query_source(self, vid: ViewId, spec: ViewSpec) -> tuple[dict[str, Any], str | None]:
+        if self.unsupported:
+            raise NotReadable(self.unsupported)
+        assert self.jdbc is not None
+        db = self.jdbc.database
+        sql, note = _sql_in(spec, vid, db.name)
+        ns = (spec.default_namespace or [vid.schema])[0]
+        options = {**self.jdbc.options, "sessionInitStatement": db.session_init(ns)}
+        url = self.jdbc.url
+        if db.schema_is_database:  # unqualified names resolve in the URL's database
+            url = f"{url.split('?')[0].rsplit('/', 1)[0]}/{ns}"
+        return {"kind": "jdbc", "url": url, "query": sql.strip().rstrip(";"),
+                "options": options, "columns": [c.name for c in spec.columns]}, note
+
+
+class GlueReader(Reader):
+    kind = "glue"
+    unreadable = ("Spark reads Glue tables only with the AWS Glue Data Catalog client of EMR or Glue jobs; "
+                  "data review does not read glue catalogs (their views are skipped with this note)")
+
+
+class ManagedReader(Reader):
+    kind = "managed"
+    unreadable = ("a managed store holds view definitions only: its views are SQL over tables this Spark "
+                  "cannot see, so data review skips them")
+
+
+READERS: dict[str, type[Reader]] = {r.kind: r for r in (HmsReader, IcebergRestReader, JdbcReader, GlueReader,
+                                                         ManagedReader)}
 
 
 def _sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]:
@@ -134,42 +184,36 @@ def _sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]
     return out, f"{vid}: {dialect} SQL generated from its {rep.dialect} representation by sqlglot"
 
 
-def _jdbc(cat: CatalogConfig, live: LiveCatalog) -> tuple[Jdbc, list[str]]:
+def _jdbc(cat: CatalogConfig, live: LiveCatalog) -> tuple[Jdbc, str]:
     from sqlalchemy.engine import make_url
 
     url = make_url(str(cat.options["url"]))
     backend = url.get_backend_name()
-    if backend not in DRIVERS:
+    db = DATABASES.get(backend)
+    if db is None:
         raise NotReadable(f"catalog {cat.name!r}: Spark's JDBC source does not know {backend!r} databases")
-    if backend == "sqlite":
-        jdbc_url = f"jdbc:sqlite:{url.database}"
-    else:
-        prefix = "jdbc:postgresql" if backend == "postgresql" else "jdbc:mariadb"
-        jdbc_url = f"{prefix}://{url.host or '127.0.0.1'}:{url.port or (5432 if backend == 'postgresql' else 3306)}/" \
-                   f"{url.database or ''}"
-    jar = live.driver_jar or _driver_jar(cat.name, backend)
-    options = {"driver": DRIVERS[backend]}
+    jar = live.driver_jar or _driver_jar(cat.name, backend, db)
+    options = {"driver": db.spark_driver}
     if url.username:
         options["user"] = url.username
     if url.password:
         options["password"] = str(url.password)
-    if backend in READ_ONLY:
-        options["sessionInitStatement"] = READ_ONLY[backend]
-    return Jdbc(jdbc_url, backend, options), [jar]
+    options["sessionInitStatement"] = db.read_only_statement
+    return Jdbc(db.jdbc_url(url.host, url.port, url.database), db, options), jar
 
 
-def _driver_jar(catalog: str, backend: str) -> str:
+def _driver_jar(catalog: str, backend: str, db: Database) -> str:
     """The pinned driver from viewsync's jar cache, else Debian's. Raises NotReadable (one line:
     what to fetch, or what to set)."""
-    if backend not in PINNED_DRIVERS:
+    if db.pinned_driver is None:
         raise NotReadable(f"catalog {catalog!r}: set spark.live.catalogs.{catalog}.driver_jar to the "
                           f"{backend} JDBC driver's jar")
-    art = maven.artifact(PINNED_DRIVERS[backend])
+    art = maven.artifact(db.pinned_driver)
     found = maven.cached(art)
     if found is not None:
         return str(found)
-    if Path(DEBIAN_JARS[backend]).is_file():
-        return DEBIAN_JARS[backend]
+    if db.debian_driver_jar and Path(db.debian_driver_jar).is_file():
+        return db.debian_driver_jar
     raise NotReadable(f"catalog {catalog!r}: no {backend} JDBC driver ({art.coordinate}): "
                       f"run `viewsync jars fetch {art.name}`, or set spark.live.catalogs.{catalog}.driver_jar")
 
@@ -192,51 +236,14 @@ def readers(config: Config) -> dict[str, Reader]:
     """A reader per configured catalog; those Spark cannot read carry `unsupported`."""
     live = config.spark.live
     out: dict[str, Reader] = {}
-    hms_seen: str | None = None
     for name, cat in sorted(config.catalogs.items()):
         extra = live.catalogs.get(name, LiveCatalog())
-        r = Reader(name, cat.type, conf=dict(extra.conf), packages=list(extra.packages))
+        r = READERS.get(cat.type, Reader)(name, conf=dict(extra.conf), packages=list(extra.packages))
         try:
             r.jars = _jars(name, list(extra.jars))
+            r.configure(cat, live, list(out.values()))
         except NotReadable as exc:
             r.unsupported = str(exc)
-            out[name] = r
-            continue
-        if cat.type in UNSUPPORTED:
-            r.unsupported = f"catalog {name!r} ({cat.type}): {UNSUPPORTED[cat.type]}"
-        elif cat.type == "hms":
-            if hms_seen is not None:
-                r.unsupported = (f"catalog {name!r} (hms): the review's Spark has one Hive catalog, and it "
-                                 f"reads {hms_seen!r}")
-            else:
-                hms_seen = name
-                r.spark_name = "spark_catalog"
-                r.conf.update({"spark.sql.catalogImplementation": "hive",
-                               "spark.hadoop.hive.metastore.uris": str(cat.options["uri"])})
-        elif cat.type == "iceberg-rest":
-            r.spark_name = name
-            configured = [*r.jars, *r.packages, live.conf.get("spark.jars", ""),
-                          live.conf.get("spark.jars.packages", "")]
-            if not any(ICEBERG_RUNTIME in j for j in configured):
-                r.unsupported = (f"catalog {name!r} (iceberg-rest): Iceberg's Spark runtime is not configured; add "
-                                 f"its jar to spark.live.catalogs.{name}.jars (`viewsync jars fetch "
-                                 f"iceberg-spark-runtime-3.5`, then jars: [iceberg-spark-runtime-3.5]), or "
-                                 f"spark.live.catalogs.{name}.packages: [{ICEBERG_PACKAGE}]")
-            else:
-                r.conf.update(_iceberg_conf(name, cat.options))
-        elif cat.type == "jdbc":
-            try:
-                jdbc, jars = _jdbc(cat, extra)
-            except NotReadable as exc:
-                r.unsupported = str(exc)
-            else:
-                r.jdbc, r.spark_name = jdbc, name
-                r.jars += jars
-                prefix = f"spark.sql.catalog.{name}"
-                r.conf.update({prefix: JDBC_CATALOG, f"{prefix}.url": jdbc.url})
-                for key in ("driver", "user", "password"):
-                    if key in jdbc.options:
-                        r.conf[f"{prefix}.{key}"] = jdbc.options[key]
         out[name] = r
     return out
 

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.review.diffsql import Col, q
+from reconciler.core.sql import spark_ident as q
+from reconciler.core.sql import spark_string
+from reconciler.review.diffsql import Col
 
 SAMPLE = 5
 KINDS = ("not_null", "unique", "accepted_values", "row_count", "relationships", "expression")
@@ -52,8 +54,7 @@ def literal(value: Any) -> str:
         return repr(value)
     if value is None:
         return "NULL"
-    text = str(value)
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return spark_string(str(value))
 
 
 def _column(cols: Sequence[Col], name: Any, check: CheckLike) -> str:

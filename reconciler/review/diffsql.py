@@ -26,17 +26,12 @@ import decimal
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.core.sql import spark_ident as q
+from reconciler.core.sql import spark_string as lit
+
 CLASSES = ("removed", "added", "changed", "duplicate")
 _NOT_COMPARABLE = ("map", "struct", "array", "binary", "variant")
 KEEP_NULLS = "map('ignoreNullFields', 'false')"  # to_json's option: a NULL value stays in the sample
-
-
-def q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def lit(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @dataclass(frozen=True)

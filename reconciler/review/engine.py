@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from reconciler.core import sql as vsql
 from reconciler.core.model import ViewId
 from reconciler.review import checksql, diffsql
 from reconciler.review.diffsql import Col, Layout
@@ -270,7 +271,7 @@ def check_view(spark: LiveSpark, vid: ViewId, definition: str, source: Source,
                     target_rels[c.index] = name
                 checksql.build(rel, cols, [c], target_rels)  # its columns exist
                 if c.kind == "expression":  # analysed alone, so Spark's complaint is this check's
-                    sql = f"SELECT 1 FROM {diffsql.q(rel)} WHERE NOT ({c.args})"
+                    sql = f"SELECT 1 FROM {vsql.spark_ident(rel)} WHERE NOT ({c.args})"
                     probe, _ = _register(spark, "probe", {"kind": "sql", "use": [], "sql": sql}, f"expression {c.args}")
                     temps.append(probe)
                 usable.append(c)

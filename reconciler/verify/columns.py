@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from reconciler.core import coltypes
 from reconciler.core.model import Column
+from reconciler.core.sql import spark_name
 
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 _INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -128,7 +129,7 @@ def check(declared: list[Column], fields: list[dict[str, Any]], strict_upcast: b
         if field["name"].lower() != col.name.lower() and auto_named(field):
             issues.append(ColumnIssue("error", "unaliased_expression", f"column `{col.name}` is the unaliased "
                                       f"expression `{field['name']}`: Spark names it `{field['name']}` and refuses "
-                                      f"a view over it; write `{field['name']} AS {_ident(col.name)}`"))
+                                      f"a view over it; write `{field['name']} AS {spark_name(col.name)}`"))
             continue
         try:
             actual = from_spark_field(field)
@@ -153,11 +154,6 @@ def check(declared: list[Column], fields: list[dict[str, Any]], strict_upcast: b
         elif how == "incompatible":
             issues.append(ColumnIssue("error", "column_type", f"{base}: Spark cannot cast one to the other"))
     return issues
-
-
-def _ident(name: str) -> str:
-    """`name` as Spark SQL reads it (back-quoted unless a plain identifier, e.g. with spaces)."""
-    return name if _IDENT.match(name) else "`" + name.replace("`", "``") + "`"
 
 
 def _shown(field: dict[str, Any]) -> str:

@@ -4,7 +4,8 @@
 `fixtures` reads a test's inputs (rows, inline CSV, a .csv/.jsonl file); `build` turns one
 test into one Spark query (inputs as inline tables, declared views computed from their own
 SQL); `compare` sets what Spark returned against what the test expects; `runner` executes
-tests in the verifier's scratch Spark child, whose `tests` operation is `spark_ops`; `result` and `render` are the report.
+tests in the verifier's scratch Spark child (its `tests` operation: `spark_ops`);
+`result` and `render` are the report.
 
 May import `core`, `source` and `verify` (the scratch child it shares); never `workspace` (the use case
 is `services.viewtests`).

@@ -17,6 +17,7 @@ from typing import Any
 from reconciler.core import coltypes
 from reconciler.core import sql as vsql
 from reconciler.core.model import Column, ViewId, ViewSpec
+from reconciler.core.sql import spark_ident as q
 from reconciler.source.review import Given, ViewTest
 from reconciler.viewtests import fixtures, values
 from reconciler.viewtests.fixtures import FileReader, Issue, Row
@@ -29,10 +30,6 @@ TableColumns = Callable[[Key], list[Column] | None]
 
 def _k(catalog: str, schema: str, name: str) -> Key:
     return (catalog.lower(), schema.lower(), name.lower())
-
-
-def q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass(frozen=True)

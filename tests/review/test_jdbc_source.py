@@ -76,11 +76,12 @@ def test_a_check_whose_table_cannot_be_read_is_reported_not_run_and_fails_the_ga
     """No PostgreSQL driver anywhere (issue 38, item 5): the `relationships` check against
     `pg.public.customers` is in the report as not run, with the reason; the view's other checks
     still run; the gate fails."""
+    from reconciler.adapters.jdbc import dialects
     from reconciler.jars import maven
-    from reconciler.review import catalogs
 
     monkeypatch.setenv(maven.CACHE_ENV, str(tmp_path / "empty-jar-cache"))
-    monkeypatch.setattr(catalogs, "DEBIAN_JARS", {k: str(tmp_path / "none.jar") for k in catalogs.DEBIAN_JARS})
+    for db in (dialects.Postgres, dialects.MySQL):
+        monkeypatch.setattr(db, "debian_driver_jar", str(tmp_path / "none.jar"))
     spark.sql(f"CREATE TABLE {database}.payments (id BIGINT, customer_id BIGINT) USING parquet")
     spark.sql(f"INSERT INTO {database}.payments VALUES (1, 1), (2, NULL)")
     files = view_file(database, view(

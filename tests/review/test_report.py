@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from reconciler.adapters.jdbc import dialects
 from reconciler.core.model import ViewId
 from reconciler.jars import maven
 from reconciler.review import catalogs, render
@@ -113,8 +114,8 @@ def _no_driver_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     """An empty jar cache and no Debian jars: what this machine has installed does not matter."""
     cache = tmp_path / "jar-cache"
     monkeypatch.setenv(maven.CACHE_ENV, str(cache))
-    monkeypatch.setattr(catalogs, "DEBIAN_JARS", {k: str(tmp_path / "nowhere" / Path(v).name)
-                                                  for k, v in catalogs.DEBIAN_JARS.items()})
+    for db in (dialects.Postgres, dialects.MySQL):
+        monkeypatch.setattr(db, "debian_driver_jar", str(tmp_path / "nowhere" / Path(str(db.debian_driver_jar)).name))
     return cache
 
 

@@ -47,6 +47,21 @@ class Database:
     keeps_comments: ClassVar[bool] = False  # view and column comments
     keeps_security: ClassVar[bool] = True  # SQL SECURITY definer/invoker
     untyped_view_columns: ClassVar[bool] = False  # view columns may have no type (then inferred)
+    # How Spark's JDBC source reaches it (data review): the driver class, the URL's scheme and
+    # default port, the pinned driver jar (reconciler/jars/pinned.toml) and Debian's.
+    spark_driver: ClassVar[str]
+    jdbc_scheme: ClassVar[str]
+    default_port: ClassVar[int] = 0
+    pinned_driver: ClassVar[str | None] = None
+    debian_driver_jar: ClassVar[str | None] = None
+    schema_is_database: ClassVar[bool] = False  # a schema is a database, named in the URL
+
+    def jdbc_url(self, host: str | None, port: int | None, database: str | None) -> str:
+        return f"{self.jdbc_scheme}://{host or '127.0.0.1'}:{port or self.default_port}/{database or ''}"
+
+    def session_init(self, schema: str) -> str:
+        """What a Spark JDBC session runs first to read `schema`'s views: read-only."""
+        return self.read_only_statement
 
     def read_only_url(self, url: URL) -> URL:
         return url
@@ -98,6 +113,16 @@ class Postgres(Database):
     system_schemas = frozenset({"information_schema", "pg_catalog", "pg_toast"})
     read_only_statement = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
     keeps_comments = True
+    spark_driver = "org.postgresql.Driver"
+    jdbc_scheme = "jdbc:postgresql"
+    default_port = 5432
+    pinned_driver = "postgresql"
+    debian_driver_jar = "/usr/share/java/postgresql.jar"
+
+    def session_init(self, schema: str) -> str:
+        # the view's own schema first, as the database resolves its unqualified names
+        quoted = '"' + schema.replace('"', '""') + '"'
+        return f"SET search_path TO {quoted}, public; {self.read_only_statement}"
 
     def after_read_only(self, dbapi_connection: Any) -> None:
         dbapi_connection.commit()  # psycopg opened a transaction for the SET
@@ -148,6 +173,12 @@ class MySQL(Database):
     name = "mysql"
     system_schemas = frozenset({"information_schema", "mysql", "performance_schema", "sys"})
     read_only_statement = "SET SESSION TRANSACTION READ ONLY"
+    spark_driver = "org.mariadb.jdbc.Driver"  # MariaDB's driver reads MySQL too
+    jdbc_scheme = "jdbc:mariadb"
+    default_port = 3306
+    pinned_driver = "mariadb-java-client"
+    debian_driver_jar = "/usr/share/java/mariadb-java-client.jar"
+    schema_is_database = True
 
     def read_objects(self, conn: Connection, schema: str) -> tuple[list[RawView], set[str]]:
         # information_schema names are case-insensitive in MySQL and MariaDB.
@@ -188,6 +219,11 @@ class SQLite(Database):
     read_only_statement = "PRAGMA query_only = ON"
     keeps_security = False
     untyped_view_columns = True
+    spark_driver = "org.sqlite.JDBC"
+    jdbc_scheme = "jdbc:sqlite"
+
+    def jdbc_url(self, host: str | None, port: int | None, database: str | None) -> str:
+        return f"jdbc:sqlite:{database}"
 
     def read_only_url(self, url: URL) -> URL:
         """Open the file read-only, so a wrong path fails instead of creating a database."""
