@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.adapters.iceberg.spark35 import BuildError, Spark35, build
+from tests.adapters.iceberg.spark35 import Spark35, started
 from tests.engines.conftest import NESSIE_CATALOG as CATALOG
 from tests.helpers.cli import run_cli
 from tests.helpers.nessie import Nessie
 from tests.helpers.repos import write_repo
-from tests.helpers.servers import backend_unavailable
 from tests.helpers.trino import Trino
 
 pytestmark = pytest.mark.slow  # moto S3, Nessie, Spark 3.5 and Trino
@@ -37,11 +36,7 @@ SPARK_SQL, TRINO_SQL = QUERY.format(fmt="format_string"), QUERY.format(fmt="form
 @pytest.fixture(scope="module")
 def nessie_spark(nessie: Nessie, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spark35]:
     """Spark 3.5 with SparkCatalog CATALOG on Nessie's main branch (S3FileIO on moto)."""
-    try:
-        python, jars = build("iceberg-aws-bundle")
-        session = Spark35(python, jars, nessie.iceberg_uri, CATALOG, tmp_path_factory.mktemp("spark35-nessie"))
-    except BuildError as exc:
-        backend_unavailable(f"Spark 3.5 + Iceberg SparkCatalog: {exc}")
+    session = started(nessie.iceberg_uri, CATALOG, tmp_path_factory.mktemp("spark35-nessie"), "iceberg-aws-bundle")
     try:
         session.set_catalog(CATALOG, nessie.spark_catalog())  # before its first use
         yield session

@@ -22,7 +22,7 @@ from tests.helpers.trino import java
 BUCKET = "nessie"
 WAREHOUSE = "warehouse"  # Nessie's name of its one warehouse, s3://BUCKET/wh
 START_TIMEOUT = 120.0  # ~3 s here
-S3_KEY = S3_SECRET = "testing"  # moto's  # noqa: S105 - not a secret
+S3_KEY = S3_SECRET = "testing"  # what moto accepts; no real credential
 S3_REGION = "us-east-1"
 
 

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from reconciler.jars import maven
 from tests.helpers.paths import tests_cache_dir
+from tests.helpers.servers import backend_unavailable
 
 HERE = Path(__file__).parent / "spark35"
 PYSPARK = "pyspark==3.5.*"
@@ -81,6 +82,16 @@ def build(*more: str) -> tuple[Path, list[Path]]:
         except maven.FetchError as exc:
             raise BuildError(str(exc)) from None
     return python, jars
+
+
+def started(uri: str, catalog: str, work: Path, *jars: str) -> Spark35:
+    """A Spark35 session (catalog `catalog` on `uri`, with the pinned `jars` on its classpath too);
+    skips (fails in CI) when it cannot be built or started here."""
+    try:
+        python, paths = build(*jars)
+        return Spark35(python, paths, uri, catalog, work)
+    except BuildError as exc:
+        backend_unavailable(f"Spark 3.5 + Iceberg SparkCatalog: {exc}")
 
 
 class Spark35:
