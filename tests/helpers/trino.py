@@ -113,8 +113,9 @@ class Trino:
             return [list(r) for r in cur.fetchall()]
 
     def create_catalog(self, name: str, connector: str, properties: dict[str, str]) -> None:
-        """Add catalog `name` to the running server (its properties are quoted as given)."""
-        props = ", ".join(f'"{k}" = \'{v}\'' for k, v in properties.items())
+        """Add catalog `name` to the running server, with these connector properties."""
+        quoted = {k: v.replace("'", "''") for k, v in properties.items()}  # SQL string literals
+        props = ", ".join(f"\"{k}\" = '{v}'" for k, v in quoted.items())
         self.rows(f"CREATE CATALOG {name} USING {connector} WITH ({props})")
 
     def error(self, sql: str, user: str = "test") -> str:
