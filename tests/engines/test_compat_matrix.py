@@ -1,30 +1,32 @@
 """Which engines read the views viewsync writes, measured: for each catalog kind and engine format,
 one view is applied and each engine here queries it (Spark 4.3 on the Hive Metastore, Spark 3.5
-with Iceberg's SparkCatalog on Iceberg REST, Trino on both, and Trino with its Hive view
-translation on). The table is generated into the README; this test fails when the README's copy is
+with Iceberg's SparkCatalog on Iceberg REST and on Nessie's, Trino on all three, and Trino with its
+Hive view translation on). The table is generated into the README; this test fails when the README's copy is
 stale (VIEWSYNC_WRITE_MATRIX=1 rewrites it)."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.adapters.iceberg.spark35 import Spark35
-from tests.adapters.iceberg.test_iceberg_spark35 import CATALOG, spark35
+from tests.adapters.iceberg.spark35 import Spark35, started
+from tests.adapters.iceberg.test_iceberg_spark35 import CATALOG
+from tests.engines.conftest import NESSIE_CATALOG
 from tests.helpers.cli import run_cli
 from tests.helpers.hive_spark import HiveSpark
 from tests.helpers.iceberg import IcebergServer
+from tests.helpers.nessie import Nessie
 from tests.helpers.paths import ROOT
 from tests.helpers.repos import write_repo
 from tests.helpers.trino import Trino
 
 pytestmark = pytest.mark.slow  # every server and engine at once
-__all__ = ["spark35"]
 
 FORMATS = ("spark", "trino", "hive", "flink")
 SQL = "SELECT id, amount FROM orders WHERE amount > 10"
@@ -35,6 +37,19 @@ END = "<!-- /engine-matrix -->"
 
 
 DETAILS: list[str] = []  # every engine's full message, printed when the README is stale
+
+
+@pytest.fixture(scope="module")
+def spark35(iceberg_server: IcebergServer, nessie: Nessie, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[Spark35]:
+    """One Spark 3.5 for both Iceberg REST catalogs: CATALOG on the reference server, NESSIE_CATALOG
+    on Nessie (S3FileIO on moto, hence the AWS SDK)."""
+    session = started(iceberg_server.uri, CATALOG, tmp_path_factory.mktemp("spark35"), "iceberg-aws-bundle")
+    try:
+        session.set_catalog(NESSIE_CATALOG, nessie.spark_catalog())
+        yield session
+    finally:
+        session.close()
 
 
 def _outcome(read: Any, names: tuple[str, ...]) -> str:
@@ -72,7 +87,7 @@ def render(rows: dict[tuple[str, str], dict[str, str]]) -> str:
 
 def test_the_compatibility_matrix_is_measured_and_the_readme_holds_it(
         tmp_path: Path, metastore: Any, hms_client: Any, iceberg_server: IcebergServer, namespace: str,
-        spark35: Spark35, trino: Trino) -> None:
+        spark35: Spark35, trino: Trino, nessie: Nessie, nessie_trino: Trino) -> None:
     from hmsclient.genthrift.hive_metastore.ttypes import Database
 
     base = f"m_{namespace[-8:]}"
@@ -120,10 +135,31 @@ def test_the_compatibility_matrix_is_measured_and_the_readme_holds_it(
         "Trino 476": _outcome(lambda: trino.rows(f"SELECT id, amount FROM {CATALOG}.{namespace}.v ORDER BY id"),
                               (namespace,))}
 
+    # Nessie's Iceberg REST API, its main branch: the same view (the table's files on moto S3)
+    spark35.rows(f"CREATE NAMESPACE {NESSIE_CATALOG}.{namespace}")
+    spark35.rows(f"CREATE TABLE {NESSIE_CATALOG}.{namespace}.orders (id BIGINT, amount BIGINT) USING iceberg")
+    spark35.rows(f"INSERT INTO {NESSIE_CATALOG}.{namespace}.orders VALUES (1, 10), (2, 20), (3, 30)")
+    doc = _views(namespace)
+    doc["catalog"] = NESSIE_CATALOG
+    doc["views"][0]["default_catalog"] = NESSIE_CATALOG
+    repo = write_repo(tmp_path / "repo_nessie", {
+        "version": 1, "project": "matrix", "state": f"sqlite:///{tmp_path}/state_nessie.db",
+        "catalogs": {NESSIE_CATALOG: {"type": "iceberg-rest", "uri": nessie.iceberg_uri}}},
+        {f"views/{NESSIE_CATALOG}/{namespace}.yaml": yaml.safe_dump(doc)})
+    res = run_cli(repo, "apply", "--auto-approve")
+    assert res.code == 0, res.text
+    nessie_view = f"{NESSIE_CATALOG}.{namespace}.v"
+    results[("Nessie (Iceberg REST)", "multi-dialect")] = {
+        "Spark 3.5 + Iceberg": _outcome(lambda: spark35.rows(f"SELECT id, amount FROM {nessie_view} ORDER BY id"),
+                                        (namespace,)),
+        "Trino 476": _outcome(lambda: nessie_trino.rows(f"SELECT id, amount FROM {nessie_view} ORDER BY id"),
+                              (namespace,))}
+
     # What must hold whatever else the matrix says: each engine reads its own format.
     assert results[("Hive Metastore", "spark")]["Spark 4.3"] == "yes"
     assert results[("Hive Metastore", "trino")]["Trino 476"] == "yes"
     assert results[("Iceberg REST", "multi-dialect")] == {"Spark 3.5 + Iceberg": "yes", "Trino 476": "yes"}
+    assert results[("Nessie (Iceberg REST)", "multi-dialect")] == {"Spark 3.5 + Iceberg": "yes", "Trino 476": "yes"}
 
     table = render(results)
     readme = ROOT / "README.md"

@@ -2,7 +2,9 @@
 test Hive Metastore (and `hive_views`, the same with Hive view translation on) and an Iceberg
 catalog on the test Iceberg REST server (plus `memory`), named `lake` as Spark 3.5 names it in the
 tests: Trino resolves an Iceberg view's default namespace only under its default catalog, which it
-takes as one of its own catalogs' names.
+takes as one of its own catalogs' names. Catalogs are dynamic: a test that needs one more (Nessie's,
+tests/engines/test_nessie_engines.py) adds it with CREATE CATALOG, so the others do not start its
+server.
 
 The server is Apache-licensed Trino as published on Maven Central (`io.trino:trino-server`, pinned
 in reconciler/jars/pinned.toml and fetched by the product's own fetcher), unpacked once under
@@ -110,6 +112,12 @@ class Trino:
             cur.execute(sql)
             return [list(r) for r in cur.fetchall()]
 
+    def create_catalog(self, name: str, connector: str, properties: dict[str, str]) -> None:
+        """Add catalog `name` to the running server, with these connector properties."""
+        quoted = {k: v.replace("'", "''") for k, v in properties.items()}  # SQL string literals
+        props = ", ".join(f"\"{k}\" = '{v}'" for k, v in quoted.items())
+        self.rows(f"CREATE CATALOG {name} USING {connector} WITH ({props})")
+
     def error(self, sql: str, user: str = "test") -> str:
         """The error message of a statement expected to fail (AssertionError when it succeeds)."""
         import trino
@@ -163,8 +171,11 @@ def start(work: Path, metastore_uri: str, iceberg_uri: str) -> Iterator[Trino]:
         "node.environment": "test", "node.id": "viewsync-tests", "coordinator": "true",
         "node-scheduler.include-coordinator": "true", "http-server.http.port": str(port),
         "discovery.uri": f"http://127.0.0.1:{port}", "query.max-memory": "512MB",
-        "query.max-memory-per-node": "512MB", "plugin.dir": str(home / "plugin"),
-        "catalog.config-dir": str(etc / "catalog"), "http-server.log.enabled": "false"})
+        "query.max-memory-per-node": "512MB", "plugin.dir": str(home / "plugin"), "http-server.log.enabled": "false",
+        # CREATE CATALOG: a test adds the catalog only it needs (Trino.create_catalog)
+        "catalog.management": "dynamic", "catalog.store": "file"})
+    # the file store's own configuration, which Trino reads from etc/ under its working directory
+    _properties(etc / "catalog-store.properties", {"catalog.config-dir": str(etc / "catalog")})
     (etc / "log.properties").write_text("io.trino=WARN\n")
     # Hive: Hadoop's file system reads the metastore's file: locations (Trino's native local one
     # lists them back as local:/// and skips them, silently: no rows).

@@ -17,12 +17,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from reconciler.jars import maven
 from tests.helpers.paths import tests_cache_dir
+from tests.helpers.servers import backend_unavailable
 
 HERE = Path(__file__).parent / "spark35"
 PYSPARK = "pyspark==3.5.*"
@@ -68,18 +69,29 @@ def _locked(root: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def build() -> tuple[Path, list[Path]]:
-    """(the Spark 3.5 venv's python, the jars to put on Spark's classpath); raises BuildError."""
+def build(*more: str) -> tuple[Path, list[Path]]:
+    """(the Spark 3.5 venv's python, the jars to put on Spark's classpath: Iceberg's runtime and the
+    pinned names `more`); raises BuildError."""
     root = cache_root()
     if shutil.which("java") is None:
         raise BuildError("java not found (Spark 3.5 needs Java 17)")
     with _locked(root):
         python = _venv(root)
         try:
-            runtime = maven.fetch(maven.artifact(RUNTIME))
+            jars = [maven.fetch(maven.artifact(name)) for name in (RUNTIME, *more)]
         except maven.FetchError as exc:
             raise BuildError(str(exc)) from None
-    return python, [runtime]
+    return python, jars
+
+
+def started(uri: str, catalog: str, work: Path, *jars: str) -> Spark35:
+    """A Spark35 session (catalog `catalog` on `uri`, with the pinned `jars` on its classpath too);
+    skips (fails in CI) when it cannot be built or started here."""
+    try:
+        python, paths = build(*jars)
+        return Spark35(python, paths, uri, catalog, work)
+    except BuildError as exc:
+        backend_unavailable(f"Spark 3.5 + Iceberg SparkCatalog: {exc}")
 
 
 class Spark35:
@@ -108,17 +120,31 @@ class Spark35:
             return {"error": f"Spark 3.5 exited with {self.proc.returncode}:\n{tail}"}
         return dict(json.loads(line))
 
-    def sql(self, statement: str) -> dict[str, Any]:
+    def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"sql": statement}) + "\n")
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         return self._reply()
+
+    def sql(self, statement: str) -> dict[str, Any]:
+        return self._request({"sql": statement})
 
     def rows(self, statement: str) -> list[list[Any]]:
         reply = self.sql(statement)
         if "error" in reply:
             raise AssertionError(f"Spark 3.5 failed on {statement!r}: {reply['error']}")
         return list(reply["rows"])
+
+    def set_catalog(self, name: str, properties: Mapping[str, str]) -> None:
+        """An Iceberg REST SparkCatalog `name` with these properties, in the running session: one
+        more, or the properties of one not used yet (Spark loads a catalog from the session's conf
+        on first use)."""
+        conf = {f"spark.sql.catalog.{name}": "org.apache.iceberg.spark.SparkCatalog"}
+        for key, value in {"type": "rest", "cache-enabled": "false", **properties}.items():
+            conf[f"spark.sql.catalog.{name}.{key}"] = value
+        reply = self._request({"conf": conf})
+        if "error" in reply:
+            raise AssertionError(f"Spark 3.5 did not take catalog {name}: {reply['error']}")
 
     def close(self) -> None:
         if self.proc.stdin is not None:

@@ -2,6 +2,7 @@
 SparkCatalog on the test REST server, answering one JSON request per stdin line.
 
 Request: {"sql": "..."}; reply: {"columns": [[name, type, comment]], "rows": [[...]]} or {"error": "..."}.
+Request: {"conf": {key: value}} sets the session's conf (e.g. one more catalog); reply: {} or {"error": "..."}.
 Argv: uri of the REST catalog, catalog name, jar paths (comma-separated), work dir.
 """
 
@@ -31,10 +32,16 @@ def main() -> None:
     print(json.dumps({"ready": spark.version}), flush=True)
     for line in sys.stdin:
         try:
-            df = spark.sql(json.loads(line)["sql"])
-            columns = [[f.name, f.dataType.simpleString(), f.metadata.get("comment")] for f in df.schema.fields]
-            rows = [[_plain(v) for v in r] for r in df.collect()]
-            reply = {"columns": columns, "rows": rows}
+            request = json.loads(line)
+            if "conf" in request:
+                for key, value in request["conf"].items():
+                    spark.conf.set(key, value)
+                reply = {}
+            else:
+                df = spark.sql(request["sql"])
+                columns = [[f.name, f.dataType.simpleString(), f.metadata.get("comment")] for f in df.schema.fields]
+                rows = [[_plain(v) for v in r] for r in df.collect()]
+                reply = {"columns": columns, "rows": rows}
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the test
             reply = {"error": f"{type(exc).__name__}: {exc}"[:4000]}
         print(json.dumps(reply, default=str), flush=True)
