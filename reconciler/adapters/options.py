@@ -101,6 +101,6 @@ def readme_table(models: dict[str, type[CatalogOptions]]) -> str:
 
 def all_models() -> dict[str, type[CatalogOptions]]:
     """The option model of every registered kind (imports every adapter: tooling only)."""
-    from reconciler.adapters import REGISTRY, adapter_class
+    from reconciler.adapters.registry import REGISTRY, adapter_class
 
     return {kind: adapter_class(kind).Options for kind in REGISTRY}

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Connection
 
 from reconciler.adapters.base import SchemaSnapshot
+from reconciler.apply.target import Target
 from reconciler.core.model import LiveView, ViewId
 from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.events import model as ev
 from reconciler.state.store import VIEW_ACTIONS, Finish, StateStore, VersionRecord
-from reconciler.workspace import Workspace
 
 if TYPE_CHECKING:
     from reconciler.events.dispatch import Emitter
@@ -40,7 +40,7 @@ def outcome(row: dict[str, Any], live: LiveView | None) -> tuple[Outcome, str | 
     return Outcome.FAILED, "interrupted: the process died before the change reached the catalog"
 
 
-def repair_dead_runs(ws: Workspace, state: StateStore, project: str, current_run: str,
+def repair_dead_runs(ws: Target, state: StateStore, project: str, current_run: str,
                      events: Emitter | None = None) -> list[str]:
     """Reconcile the records of dead runs; returns one line per repaired record."""
     notes: list[str] = []
@@ -92,7 +92,7 @@ class _Recorded:
     strategy: str
 
 
-def _post_event(ws: Workspace, events: Emitter | None, row: dict[str, Any], result: Outcome,
+def _post_event(ws: Target, events: Emitter | None, row: dict[str, Any], result: Outcome,
                 error: str | None) -> Callable[[Connection], None] | None:
     """What writes the post-event of a repaired action: the stored pre-event's data (as a live
     apply's post-event repeats it) with the outcome and `repaired: true`. A dead run that had no
@@ -110,7 +110,7 @@ def _post_event(ws: Workspace, events: Emitter | None, row: dict[str, Any], resu
     return write
 
 
-def _pre_event(ws: Workspace, events: Emitter, row: dict[str, Any]) -> dict[str, Any]:
+def _pre_event(ws: Target, events: Emitter, row: dict[str, Any]) -> dict[str, Any]:
     view = ViewId(row["catalog"], row["schema_name"], row["view_name"])
     strategy = ws.adapter(view.catalog).capabilities.strategy if view.catalog in ws.config.catalogs else ""
     return events.pre_event(
@@ -148,11 +148,11 @@ def _spec(row: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(row["after_spec"]) if row["after_spec"] else None
 
 
-def _folds(ws: Workspace, view: ViewId) -> bool:
+def _folds(ws: Target, view: ViewId) -> bool:
     return ws.adapter(view.catalog).capabilities.fold_names
 
 
-def _live_views(ws: Workspace, rows: list[dict[str, Any]]) -> dict[tuple[str, str], SchemaSnapshot]:
+def _live_views(ws: Target, rows: list[dict[str, Any]]) -> dict[tuple[str, str], SchemaSnapshot]:
     wanted = {(r["catalog"], r["schema_name"]) for r in rows if r["outcome"] == Outcome.PENDING
               and r["catalog"] in ws.config.catalogs}
     if not wanted:

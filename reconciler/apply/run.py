@@ -21,6 +21,7 @@ from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, Write
 from reconciler.apply import schema_owners
 from reconciler.apply.repair import repair_dead_runs
 from reconciler.apply.stream import stream
+from reconciler.apply.target import Target
 from reconciler.apply.waves import waves
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
@@ -32,7 +33,6 @@ from reconciler.events.dispatch import Emitter
 from reconciler.plan.planner import Action, Plan
 from reconciler.state.lockholder import holder_string
 from reconciler.state.store import Finish, PendingAction, StateStore, VersionRecord, new_run_id
-from reconciler.workspace import Workspace
 
 
 class StalePlan(UserError):
@@ -76,7 +76,7 @@ def stale_actions(plan: Plan, snapshots: dict[tuple[str, str], SchemaSnapshot],
     return reasons
 
 
-def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeout: float,
+def repair_before_plan(ws: Target, state: StateStore, actor: str, lock_timeout: float,
                        on_note: Callable[[str], None],
                        events: Callable[[StateStore], Emitter] | None = None) -> list[str]:
     """Repair the records of dead applies under the apply lock, before planning.
@@ -100,7 +100,7 @@ def repair_before_plan(ws: Workspace, state: StateStore, actor: str, lock_timeou
 
 
 def apply_plan(
-    ws: Workspace,
+    ws: Target,
     plan: Plan,
     state: StateStore,
     actor: str,
@@ -203,7 +203,7 @@ def _spec_of(action: Action) -> ViewSpec | None:
     return action.before if action.action == "drop" else action.desired
 
 
-def _run_waves(ws: Workspace, actions: list[Action], steps: _Steps, result: ApplyResult,
+def _run_waves(ws: Target, actions: list[Action], steps: _Steps, result: ApplyResult,
                on_action: Callable[[Action, str, str | None], None] | None) -> list[int]:
     """Run every action, wave by wave (see reconciler.apply.waves), each wave streamed
     (reconciler.apply.stream: records in batches on this thread, writers making the
@@ -273,7 +273,7 @@ class _Steps:
     touched, so a crash mid-call leaves a trace that the next apply repairs
     (reconciler.apply.repair). Only the records thread (begin, end) touches the store."""
 
-    def __init__(self, ws: Workspace, state: StateStore, run_id: str, actor: str, git: GitInfo,
+    def __init__(self, ws: Target, state: StateStore, run_id: str, actor: str, git: GitInfo,
                  ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
                  live_of: Callable[[Action], LiveView | None], marks: tuple[tuple[str, str], ...] = ()) -> None:
         self.ws, self.state, self.run_id, self.actor, self.git = ws, state, run_id, actor, git

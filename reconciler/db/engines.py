@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from reconciler.db.store_reads import BUSY_TIMEOUT_S
+from reconciler.db.busy import BUSY_TIMEOUT_S
 from reconciler.db.timeouts import sql_connect_args
 
 # The Python module a SQLAlchemy driver imports -> the package that provides it.

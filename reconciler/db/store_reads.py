@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from reconciler.db.busy import BUSY_TIMEOUT_S
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 Row = Sequence[Any]
-# How long a SQLite reader or writer waits for another's transaction (the engines' busy_timeout too).
-BUSY_TIMEOUT_S = 30
 _PLAIN_SQLITE = "sqlite:///"
 
 

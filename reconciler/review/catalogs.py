@@ -28,7 +28,7 @@ from reconciler.core.model import ViewId, ViewSpec
 from reconciler.core.sql import spark_ident as q
 from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
-from reconciler.verify.settings import LiveCatalog, LiveSettings
+from reconciler.source.spark_settings import LiveCatalog, LiveSettings
 
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
 ICEBERG_PACKAGE = maven.artifact("iceberg-spark-runtime-3.5").coordinate

@@ -18,8 +18,7 @@ from typing import Any
 import jsonschema_rs
 
 from reconciler.core.errors import Problem, ValidationFailed
-from reconciler.source import yamlsrc
-from reconciler.verify import settings as spark_settings
+from reconciler.source import spark_settings, yamlsrc
 
 CONFIG_NAME = "viewsync.yaml"
 VIEWS_DIR = "views"  # beside the config: views/<catalog>/<schema>.yaml

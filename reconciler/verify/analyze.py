@@ -21,11 +21,11 @@ from reconciler.core import sql as vsql
 from reconciler.core.model import Column, LiveView, ViewId, ViewSpec
 from reconciler.source import names
 from reconciler.source.config import CatalogConfig
+from reconciler.source.spark_settings import SparkSettings
 from reconciler.verify import columns as vcols
 from reconciler.verify.locate import Locator, Where, offset_of
 from reconciler.verify.result import Finding, Verification, ViewResult
 from reconciler.verify.session import worker
-from reconciler.verify.settings import SparkSettings
 from reconciler.verify.sources import Sources
 
 DIALECT = "spark"

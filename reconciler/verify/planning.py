@@ -16,11 +16,11 @@ from reconciler.core.secrets import redact
 from reconciler.plan.planner import Plan, PlanError, PlanErrorCode
 from reconciler.source.config import Config
 from reconciler.source.declarations import Declarations
+from reconciler.source.spark_settings import SparkSettings
 from reconciler.verify import impact as vimpact
 from reconciler.verify import sources as vsources
 from reconciler.verify.analyze import Analysis, World
 from reconciler.verify.result import Verification, ViewResult
-from reconciler.verify.settings import SparkSettings
 
 
 def settings_of(config: Config) -> SparkSettings:

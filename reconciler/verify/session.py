@@ -15,11 +15,11 @@ import json
 import os
 import sys
 
+from reconciler.source.spark_settings import SparkSettings
 from reconciler.spark import conf as spark_conf
 from reconciler.spark.client import Launch, Names, Pool, SparkChild, work_dir
 from reconciler.spark.conf import INSTALL_PYSPARK, Archive
 from reconciler.spark.errors import SparkUnavailable
-from reconciler.verify.settings import SparkSettings
 
 __all__ = ["PROCESS", "SparkUnavailable", "prestart", "start", "worker"]
 
