@@ -40,7 +40,7 @@ class CheckError(ValueError):
 
 
 @dataclass(frozen=True)
-class Plan:
+class CheckPlan:
     stats: str  # one row: rows, f_<i>, g_<i>
     failing: dict[int, str]  # check index -> its failing-row condition over `w`
     prelude: str  # the WITH ... w AS (...) the samples query reuses
@@ -64,7 +64,7 @@ def _column(cols: Sequence[Col], name: Any, check: CheckLike) -> str:
     return q(found)
 
 
-def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: dict[int, str]) -> Plan:
+def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: dict[int, str]) -> CheckPlan:
     """The queries for `checks` over the registered relation `rel` (columns `cols`);
     `targets[i]` is the registered relation of relationships check i's `to`.
     Raises CheckError when a check names a column the result does not have."""
@@ -111,13 +111,13 @@ def build(rel: str, cols: Sequence[Col], checks: Sequence[CheckLike], targets: d
     agg += [f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS f_{i}" for i, cond in failing.items()]
     # duplicated values: each of a value's n rows adds 1/n (rounding error far below 1/2)
     agg += [f"CAST(ROUND(SUM({share})) AS BIGINT) AS g_{i}" for i, share in groups.items()]
-    return Plan(prelude + "SELECT " + ",\n  ".join(agg) + " FROM w", failing, prelude, [c.name for c in cols])
+    return CheckPlan(prelude + "SELECT " + ",\n  ".join(agg) + " FROM w", failing, prelude, [c.name for c in cols])
 
 
 _ORDERABLE_NOT = ("map", "struct", "array", "binary", "variant")
 
 
-def samples(plan: Plan, cols: Sequence[Col], failed: Sequence[int], sample: int = SAMPLE) -> str:
+def samples(plan: CheckPlan, cols: Sequence[Col], failed: Sequence[int], sample: int = SAMPLE) -> str:
     """Up to `sample` failing rows of each failed check: `__vs_chk` then the view's columns."""
     arr = ", ".join(f"CASE WHEN {plan.failing[i]} THEN {i} END" for i in failed)
     order = ", ".join(q(c.name) for c in cols if c.type.split("(")[0].split("<")[0] not in _ORDERABLE_NOT) or "1"
