@@ -260,14 +260,20 @@ class Workspace:
     # ------------------------------------------------------------------ plan
     def plan(self, opts: PlanOptions, decl: decl_mod.Declarations,
              git: GitInfo | None = None) -> tuple[Plan, Snapshots]:
-        from reconciler.plan.planner import build_plan
+        from reconciler.plan.planner import build_plan, selected
+        from reconciler.plan.replaced import reclaim
 
         catalogs = self.catalogs_in_scope(opts)
         desired = {v: s for v, s in decl.views.items() if v.catalog in catalogs}
+        adapters = self.adapters(catalogs)
         with bulk_objects():
             snapshots = self.fetch(catalogs, {(v.catalog, v.schema) for v in desired})
-            plan = build_plan(desired, snapshots, self.adapters(catalogs), opts,
-                              self.declarations_digest(decl, opts), git)
+            # Declared views an engine replaced without our marker that the state shows are ours.
+            taken_back = reclaim(snapshots, [v for v in desired if selected(v, opts)], opts.project,
+                                 lambda: self.state(create=False).last_versions(catalogs),
+                                 lambda c: adapters[c].capabilities.fold_names)
+            plan = build_plan(desired, snapshots, adapters, opts, self.declarations_digest(decl, opts), git)
+            plan.warnings.extend(taken_back)
             self._plan_schema_owners(plan, decl, opts, catalogs)
         from reconciler.plan import validity
 

@@ -1,8 +1,9 @@
 """Desired vs live -> the Plan value: the planner (`planner`, pure), the plan itself and its
 JSON form (`model`), the options a plan records (`scope`), saved plans read back (`saved`;
 whether one still matches the repository is `services.apply`'s check), the offline SQL
-checks and error locations (`validity`), drift reports (`drift`) and the declaration
-changes since a git ref (`yaml_changes`).
+checks and error locations (`validity`), drift reports (`drift`), declared views an engine
+replaced without viewsync's marker that the state shows are ours (`replaced`) and the
+declaration changes since a git ref (`yaml_changes`).
 
 May import `core`, `source` and `adapters` (pure questions only: capabilities, storable,
 check). Writes nothing.

@@ -40,7 +40,10 @@ def _owners_repo(tmp_path: Path, catalog: str, options: dict[str, Any]) -> Path:
 
 
 def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schema: str, dialects: list[str],
-                    stored_owner: Callable[[str], str | None], security: str = "definer") -> None:
+                    stored_owner: Callable[[str], str | None], security: str = "definer",
+                    unnamed: str | None = None) -> None:
+    """`unnamed`: what the catalog stores as the owner of a view whose declaration names none
+    (None: nothing)."""
     repo = _owners_repo(tmp_path, catalog, options)
     path = repo / "views" / catalog / f"{schema}.yaml"
 
@@ -63,6 +66,7 @@ def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schem
     declare({"owned": "team-a", "unowned": None})
     converge(None)
     assert stored_owner("owned") == "team-a"
+    assert (stored_owner("unowned") or None) == unnamed
 
     declare({"owned": "team-b", "unowned": "data-platform"})
     converge([("owned", "owner"), ("unowned", "owner")])
@@ -71,7 +75,7 @@ def owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schem
 
     declare({"owned": None, "unowned": "data-platform"})
     converge([("owned", "owner")])
-    assert stored_owner("owned") in (None, "")
+    assert (stored_owner("owned") or None) == unnamed
 
 
 def schema_owner_roundtrip(tmp_path: Path, catalog: str, options: dict[str, Any], schema: str,

@@ -15,8 +15,10 @@ give this metastore, written when a view declares no default_catalog).
 from __future__ import annotations
 
 import contextlib
+import getpass
 import hashlib
 import json
+import os
 import re
 import socket
 import threading
@@ -211,6 +213,16 @@ class HmsHandle(AdapterHandle):
         self.table = table
 
 
+def connecting_user() -> str | None:
+    """The user Hive and Spark record as the owner of a view they create over an unsecured
+    metastore (Hadoop's UserGroupInformation: HADOOP_USER_NAME, else the login user); None
+    when the process has no user name."""
+    try:
+        return os.environ.get("HADOOP_USER_NAME") or getpass.getuser() or None
+    except (OSError, KeyError):  # no USER/LOGNAME and no passwd entry (some containers)
+        return None
+
+
 def _stamp(marker: Marker) -> dict[str, str]:
     return {**marker.as_properties(), MANAGED_BY_FILTERABLE: marker.project}
 
@@ -258,6 +270,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         self.engine_catalogs = {"spark": options.get("spark_catalog"), "trino": options.get("trino_catalog")}
         # The user a Trino definer view runs as when the declaration names no owner.
         self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
+        # The owner of Hive, Spark and Flink views that declare none, as those engines record it.
+        self.writer = connecting_user()
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
         self._reader: ThreadPoolExecutor | None = None  # bulk reads ahead of decoding (_bulk_read)
         self._reader_lock = threading.Lock()
@@ -560,7 +574,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         stored = self.storable(view, spec)
         kept = None if live is not None or len(self._encoded) >= ENCODED_KEPT else (
             lambda table: self._encoded.__setitem__((view, stored.digest(), fmt), table))
-        return errors + formats.check_view(fmt, stored, where, default_owner=self.trino_owner,
+        return errors + formats.check_view(fmt, stored, where, default_owner=self.trino_owner, writer=self.writer,
                                            database=view.schema, name=view.name,
                                            engine_catalog=self._engine_catalog(fmt), keep=kept)
 
@@ -580,7 +594,8 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         try:
             if desc is None:
                 desc = formats.write_view(fmt, view.schema, view.name, spec, {},
-                                          engine_catalog=self._engine_catalog(fmt), default_owner=self.trino_owner)
+                                          engine_catalog=self._engine_catalog(fmt),
+                                          default_owner=self.trino_owner, writer=self.writer)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         desc.parameters.update(_stamp(marker))  # write_view stamps last too
@@ -630,7 +645,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         try:
             desc = formats.write_view(fmt, view.schema, view.name, spec, _stamp(marker),
                                       base=from_thrift(current), engine_catalog=self._engine_catalog(fmt),
-                                      default_owner=self.trino_owner)
+                                      default_owner=self.trino_owner, writer=self.writer)
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         table = to_thrift(desc, base=current)

@@ -4,7 +4,8 @@ Public API (kept stable for the adapters):
     TableDesc, HiveColumn, VIRTUAL_VIEW    neutral table description
     detect(table) -> format | None
     read_view(table) -> ReadView(format, spec, managed_by, spec_digest, writable)
-    write_view(fmt, database, name, spec, marker, base=None, engine_catalog=None) -> TableDesc
+    write_view(fmt, database, name, spec, marker, base=None, engine_catalog=None, default_owner=None,
+               writer=None) -> TableDesc
     check_view(fmt, spec, where) -> [(code, message)]
     FormatError, WRITE_FORMATS, DIALECT_OF
 Engine formats are classes (`engine.EngineFormat`, one leaf per engine holding only its

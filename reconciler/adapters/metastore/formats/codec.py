@@ -63,6 +63,7 @@ def write_view(
     base: TableDesc | None = None,
     engine_catalog: str | None = None,
     default_owner: str | None = None,
+    writer: str | None = None,
     column_comment_limit: int = P.COLUMN_COMMENT_LIMIT,
 ) -> TableDesc:
     """The table to store for `spec` in format `fmt`, stamped with `marker`.
@@ -72,6 +73,11 @@ def write_view(
     keys, transient_lastDdlTime...) is kept; user properties come only from
     `spec`. Column comments longer than `column_comment_limit` (the catalog's
     own limit, Glue's is lower than the metastore's) go to the extras.
+
+    The table owner of a format whose engine records the view's creator is the declared
+    owner, else the creator the live table records (an update by another user changes no
+    owner), else `writer`: the user writing, as Hive and Spark record it. The extras record
+    that the declaration names no owner, so the view reads back as declared.
     """
     codec = CODECS.get(fmt)
     if codec is None:
@@ -80,6 +86,8 @@ def write_view(
     try:
         table: TableDesc = codec.encode(database, name, spec, engine_catalog=engine_catalog,
                                         base=base if same else None, default_owner=default_owner)
+        if table.owner is None and codec.OWNER_IS_CREATOR:
+            table.owner = _creator(base) or writer
         table.columns = fit_comments(table.columns, column_comment_limit)
         engine = codec.decode(table).canonical()
         table.parameters.update(P.extras_params(spec.canonical(), engine))
@@ -103,8 +111,20 @@ def write_view(
     return table
 
 
+def _creator(base: TableDesc | None) -> str | None:
+    """The owner of the live table `base` when it records who created the view, not a declared
+    owner (viewsync reads it without one); None otherwise."""
+    if base is None or not base.owner:
+        return None
+    try:
+        declared = read_view(base).spec.owner
+    except ValueError:  # FormatError, or a spec that does not validate: no creator to keep
+        return None
+    return base.owner if declared is None else None
+
+
 def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | None = None,
-               owner_option: str = "trino_owner", database: str = "db", name: str = "v",
+               writer: str | None = None, owner_option: str = "trino_owner", database: str = "db", name: str = "v",
                engine_catalog: str | None = None,
                keep: Callable[[TableDesc], None] | None = None) -> list[tuple[str, str]]:
     """Plan errors for storing `spec` in format `fmt`; `where` names the catalog and view.
@@ -127,7 +147,8 @@ def check_view(fmt: str, spec: ViewSpec, where: str, *, default_owner: str | Non
                  f"{where}: a definer view in the Trino format runs as its owner, and it has none: "
                  f"declare `owner`, declare `security: invoker`, or set the catalog's `{owner_option}`")]
     try:
-        table = write_view(fmt, database, name, spec, {}, engine_catalog=engine_catalog, default_owner=default_owner)
+        table = write_view(fmt, database, name, spec, {}, engine_catalog=engine_catalog, default_owner=default_owner,
+                           writer=writer)
     except FormatError as exc:
         return [("not_storable", f"{where}: {exc}")]
     errors: list[tuple[str, str]] = []

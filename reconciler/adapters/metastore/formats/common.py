@@ -97,18 +97,24 @@ def alias_outputs(sql: str, dialect: str, names: list[str]) -> str:
     return str(tree.sql(dialect=dialect))
 
 
-def qualify_tables(sql: str, dialect: str, database: str) -> str:
-    """`sql` with unqualified table names prefixed by `database` (for engines that
-    run the expanded text without a default database). Unchanged when unsure."""
-    from sqlglot import exp  # on first use: commands that write no hive/flink view never load it
-
-    tree = vsql.tree(sql, dialect)
-    if tree is None:
+def qualify_tables(sql: str, dialect: str, qualifier: list[str]) -> str:
+    """`sql` with every unqualified table name qualified by `qualifier` (a database, or a
+    catalog and a database) and backquoted, the way Hive writes viewExpandedText: engines that
+    run the expanded text without the view's default namespace (Trino's Hive view translation,
+    Coral) then find the tables. Only the references change; the rest of the text stays as
+    written. Unchanged when sqlglot cannot place every reference."""
+    refs = vsql.table_references(sql, vsql.sqlglot_dialect(dialect))
+    bare = [r for r in refs or () if len(r.parts) == 1]
+    if not bare or not qualifier:
         return sql
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    changed = False
-    for table in tree.find_all(exp.Table):
-        if not table.args.get("db") and table.name and table.name.lower() not in ctes:
-            table.set("db", exp.to_identifier(database))
-            changed = True
-    return str(tree.sql(dialect=dialect)) if changed else sql
+    lead = len(sql) - len(sql.lstrip())  # the references' offsets are into the trimmed query text
+    out, at = [], 0
+    for ref in bare:
+        out += [sql[at:lead + ref.start], ".".join(map(backquote, [*qualifier, ref.parts[0]]))]
+        at = lead + ref.end + 1
+    return "".join(out) + sql[at:]
+
+
+def backquote(name: str) -> str:
+    """A Hive, Spark or Flink identifier in backquotes (a backquote in it doubled)."""
+    return "`" + name.replace("`", "``") + "`"

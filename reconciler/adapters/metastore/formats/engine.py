@@ -45,6 +45,10 @@ class EngineFormat(ABC):
     # The engine's usual name for the metastore, written when a view declares no
     # default_catalog and the catalog names none; None: the format stores no catalog.
     DEFAULT_CATALOG: ClassVar[str | None] = None
+    # The engine records the user who created a view as the table owner (Hive, Spark, and Flink
+    # through Hive's Table.getEmptyTable); Trino's Hive view translation runs such a view as that
+    # owner and refuses one without ("Run-as identity must be set for a run-as definer view").
+    OWNER_IS_CREATOR: ClassVar[bool] = True
 
     def owns(self, key: str) -> bool:
         """Returns: whether table parameter `key` is one this format writes."""
@@ -65,6 +69,18 @@ class EngineFormat(ABC):
             FormatError: the spec has none.
         """
         return sql_for(spec, self.DIALECT)
+
+    def qualifier(self, spec: ViewSpec, database: str, engine_catalog: str | None = None) -> list[str]:
+        """Returns: what an unqualified table name of the view's SQL means, as the prefix its
+        viewExpandedText gives it: the default namespace (the view's database unless declared),
+        after the default catalog when that is not this metastore's own name; [] when the
+        namespace is not one database (the text then stays as written)."""
+        ns = spec.default_namespace if spec.default_namespace is not None else [database]
+        if len(ns) != 1:
+            return []
+        own = engine_catalog or self.DEFAULT_CATALOG
+        catalog = spec.default_catalog
+        return [ns[0]] if catalog is None or catalog == own else [catalog, ns[0]]
 
     def table(self, database: str, name: str, *, original: str | None, expanded: str | None,
               parameters: dict[str, str], columns: list[HiveColumn], owner: str | None) -> TableDesc:

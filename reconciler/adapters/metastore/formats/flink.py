@@ -10,8 +10,11 @@ References (apache/flink): `flink-table-common/.../catalog/CatalogPropertiesUtil
 (`serializeCatalogView`, `serializeColumnsWithKey`: name, data-type, expr,
 metadata, virtual, comment per column), `flink-connectors/flink-connector-hive/
 .../HiveCatalog.java` and `HiveTableUtil.java` (the `flink.` prefix, the view
-texts). A rewrite keeps what Flink wrote and the spec does not model (NOT NULL,
-BINARY(n)/VARBINARY(n) lengths, the expanded text of unchanged SQL).
+texts; `FlinkPlannerImpl.expandView`: a view's expanded query resolves names in the
+view's database, then in its catalog). A rewrite keeps what Flink wrote and the spec does not model (NOT NULL,
+BINARY(n)/VARBINARY(n) lengths, the expanded text of unchanged SQL); new SQL gets an
+expanded text with unqualified tables qualified by the database, which Flink and Trino's
+Hive view translation both read.
 Golden vectors: tests/adapters/metastore/formats/golden/flink/.
 """
 
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 
 from reconciler.adapters.metastore.formats import params as P
-from reconciler.adapters.metastore.formats.common import FormatError, text_of
+from reconciler.adapters.metastore.formats.common import FormatError, qualify_tables, text_of
 from reconciler.adapters.metastore.formats.engine import EngineFormat
 from reconciler.adapters.metastore.formats.table import TableDesc
 from reconciler.core import coltypes
@@ -57,11 +60,13 @@ class FlinkFormat(EngineFormat):
         for key, value in spec.properties.items():
             if not key.startswith("schema.") and key != "comment" and P.storable_param(PREFIX + key, value):
                 params[PREFIX + key] = value
-        original, expanded = sql, sql
-        if base is not None and (base.view_original_text or "").strip() == sql.strip():
-            # Unchanged SQL: keep Flink's texts (its expanded, qualified query is what it runs).
+        # Flink resolves `db`.`t` in the view's catalog (FlinkPlannerImpl.expandView), as it does `t`.
+        original, expanded = sql, qualify_tables(sql, self.DIALECT, self.qualifier(spec, database))
+        if (base is not None and (base.view_original_text or "").strip() == sql.strip()
+                and base.view_expanded_text and base.view_expanded_text != base.view_original_text):
+            # Unchanged SQL that Flink expanded: keep Flink's texts (its qualified query is what it runs).
             original = base.view_original_text or sql
-            expanded = base.view_expanded_text or sql
+            expanded = base.view_expanded_text
         return self.table(database, name, original=original, expanded=expanded, parameters=params, columns=[],
                           owner=spec.owner)
 

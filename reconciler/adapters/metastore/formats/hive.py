@@ -1,8 +1,9 @@
 """Hive-native views: no engine markers, SQL in the view texts, schema in sd.cols.
 
-Engines (Hive, Spark) run viewExpandedText with no default database, so the
-expanded text we write has unqualified tables qualified; viewOriginalText keeps
-the SQL as declared and is what we read back.
+Engines (Hive, Spark, Trino's Hive view translation) run viewExpandedText with no
+default database, so the expanded text we write has unqualified tables qualified and
+backquoted, as Hive writes it; viewOriginalText keeps the SQL as declared and is what
+we read back.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ class HiveFormat(EngineFormat):
     def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
                base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:
         sql = self.sql(spec)
+        # Hive knows no catalogs: the last part of a declared namespace is the database.
         default_db = spec.default_namespace[-1] if spec.default_namespace else database
         params: dict[str, str] = {}
         if spec.comment is not None and P.storable_param("comment", spec.comment):
             params["comment"] = spec.comment
         params.update(P.plain_properties(spec.properties))
-        return self.table(database, name, original=sql, expanded=qualify_tables(sql, self.DIALECT, default_db),
+        return self.table(database, name, original=sql, expanded=qualify_tables(sql, self.DIALECT, [default_db]),
                           parameters=params, columns=to_hive_columns(spec), owner=spec.owner)
 
     def decode(self, table: TableDesc) -> ViewSpec:

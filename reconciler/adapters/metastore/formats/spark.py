@@ -10,7 +10,9 @@ Reference: Spark `sql/core/.../execution/command/views.scala`
 (`ViewHelper.generateViewProperties`: query output names, current catalog and
 namespace, captured SQL configs, referred temp names) and
 `sql/catalyst/.../catalog/interface.scala` (`CatalogTable.viewQueryColumnNames`,
-`viewSchemaMode`, `viewSQLConfigs`). Spark reads a view by resolving each
+`viewSchemaMode`, `viewSQLConfigs`). Spark runs viewExpandedText (HiveClientImpl reads it
+as CatalogTable.viewText), which we write with unqualified tables qualified (as Hive
+writes it) so Trino's Hive view translation reads the view too. Spark reads a view by resolving each
 `view.query.out.col.N` in the query's output by name, then casts and renames
 it to the schema field N; in COMPENSATION mode a narrower declared type is a
 cast instead of an error. Golden vectors: tests/adapters/metastore/formats/golden/spark/.
@@ -26,6 +28,7 @@ from reconciler.adapters.metastore.formats.common import (
     FormatError,
     alias_outputs,
     from_hive_columns,
+    qualify_tables,
     text_of,
     to_hive_columns,
 )
@@ -128,6 +131,9 @@ class SparkFormat(EngineFormat):
         params[f"{OUT_COLS}.numCols"] = str(len(names))
         params.update({f"{OUT_COLS}.col.{i}": n for i, n in enumerate(names)})
         params.update(_engine_state(base))
+        # Spark resolves unqualified names in view.catalogAndNamespace, and `db`.`t` as the same
+        # table in that catalog; Trino's Hive view translation needs them qualified.
+        expanded = qualify_tables(expanded, self.DIALECT, self.qualifier(spec, database, engine_catalog))
         catalog = spec.default_catalog or engine_catalog or self.DEFAULT_CATALOG
         ns = spec.default_namespace if spec.default_namespace is not None else [database]
         parts = [catalog, *ns]

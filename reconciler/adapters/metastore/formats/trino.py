@@ -151,6 +151,7 @@ class TrinoFormat(EngineFormat):
     TYPES = "trino"
     OWNED_KEYS = frozenset({"presto_view", "comment", "trino_created_by"})
     DEFAULT_CATALOG = "hive"  # the usual Trino catalog name for a metastore; adapters may override
+    OWNER_IS_CREATOR = False  # the owner is the definer (JSON `owner`, or the table's when Trino set it)
 
     def encode(self, database: str, name: str, spec: ViewSpec, *, engine_catalog: str | None = None,
                base: TableDesc | None = None, default_owner: str | None = None) -> TableDesc:

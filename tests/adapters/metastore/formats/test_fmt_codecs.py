@@ -170,8 +170,72 @@ def test_hive_expanded_text_is_qualified_for_engines() -> None:
     spec = spec_for(representations=[{"dialect": "hive", "sql": "SELECT a FROM t JOIN other.u ON true"}])
     table = write_view("hive", "sales", "v", spec, {})
     assert table.view_original_text == "SELECT a FROM t JOIN other.u ON true"
-    assert "sales.t" in (table.view_expanded_text or "")
-    assert "other.u" in (table.view_expanded_text or "")
+    # As Hive writes it: every unqualified table qualified and backquoted, the rest as declared.
+    assert table.view_expanded_text == "SELECT a FROM `sales`.`t` JOIN other.u ON true"
+
+
+@pytest.mark.parametrize("fmt", ["spark", "hive", "flink"])
+def test_expanded_text_qualifies_tables_but_not_ctes_and_keeps_the_text(fmt: str) -> None:
+    """Trino's Hive view translation (Coral) runs viewExpandedText with no default database: each
+    engine format other than Trino's writes it with the view's database before unqualified tables."""
+    sql = ("WITH recent AS (SELECT * FROM `Orders` WHERE d > 1)\n"
+           "SELECT r.id, x.n  -- keep me\nFROM recent r JOIN other.items x ON r.id = x.id JOIN codes ON true")
+    spec = spec_for(columns=[{"name": "id", "type": "bigint"}, {"name": "n", "type": "string"}],
+                    representations=[{"dialect": fmt, "sql": sql}])
+    table = write_view(fmt, "sales", "v", spec, {})
+    assert table.view_original_text == sql  # what viewsync reads back
+    assert table.view_expanded_text == sql.replace("`Orders`", "`sales`.`Orders`").replace(
+        "JOIN codes", "JOIN `sales`.`codes`")
+    assert read_view(table).spec == spec
+
+
+def test_expanded_text_follows_the_declared_default_namespace_and_catalog() -> None:
+    sql = "SELECT id FROM orders"
+    cols = [{"name": "id", "type": "bigint"}]
+
+    def expanded(fmt: str, text: str = sql, **kw: object) -> str | None:
+        spec = spec_for(columns=cols, representations=[{"dialect": fmt, "sql": text}], **kw)
+        return write_view(fmt, "sales", "v", spec, {}, engine_catalog=None).view_expanded_text
+
+    assert expanded("spark", default_namespace=["raw"]) == "SELECT id FROM `raw`.`orders`"
+    assert expanded("spark", default_catalog="spark_catalog", default_namespace=["raw"]) == \
+        "SELECT id FROM `raw`.`orders`"  # this metastore's own Spark name: what Hive and Trino read
+    # Another catalog: Spark's meaning of `orders` exactly (Trino's translation cannot read it anyway).
+    assert expanded("spark", default_catalog="lake", default_namespace=["raw"]) == \
+        "SELECT id FROM `lake`.`raw`.`orders`"
+    assert expanded("spark", default_namespace=[]) == sql  # no default namespace: left as declared
+    assert expanded("flink", default_namespace=["raw"]) == "SELECT id FROM `raw`.`orders`"
+    assert expanded("hive", default_namespace=["raw"]) == "SELECT id FROM `raw`.`orders`"
+    assert expanded("spark", "SELECT id FROM orders WHERE") == \
+        "SELECT id FROM orders WHERE"  # sqlglot cannot read it: unchanged (plan refuses it anyway)
+
+
+@pytest.mark.parametrize("fmt", ["spark", "hive", "flink"])
+def test_the_table_owner_is_the_declared_one_else_the_live_one_else_the_writer(fmt: str) -> None:
+    """Hive, Spark and Flink record who created a view as the table owner, and Trino's Hive view
+    translation runs the view as that owner (it refuses a view without one). A view that declares
+    no owner still reads back without one: no change in the next plan."""
+    spec = spec_for(owner=None)
+    created = write_view(fmt, "sales", "v", spec, MARKER, writer="etl")
+    assert created.owner == "etl"
+    assert read_view(created).spec == spec
+    assert write_view(fmt, "sales", "v", spec_for(owner="bob"), MARKER, writer="etl").owner == "bob"
+    # An update by someone else keeps the creator, while the declaration names no owner.
+    updated = write_view(fmt, "sales", "v", spec_for(owner=None, comment="new"), MARKER, base=created,
+                         writer="someone")
+    assert updated.owner == "etl" and read_view(updated).spec.owner is None
+    # A declared owner no longer declared: the view is owned as if created now.
+    owned = write_view(fmt, "sales", "v", spec_for(owner="bob"), MARKER, writer="etl")
+    dropped = write_view(fmt, "sales", "v", spec_for(owner=None), MARKER, base=owned, writer="someone")
+    assert dropped.owner == "someone" and read_view(dropped).spec.owner is None
+    # An owner changed in the catalog is read as such (drift), not hidden by the extras.
+    created.owner = "mallory"
+    assert read_view(created).spec.owner == "mallory"
+
+
+def test_the_trino_format_keeps_its_own_owner_rule() -> None:
+    table = write_view("trino", "sales", "v", spec_for(owner=None), MARKER, default_owner="svc", writer="etl")
+    assert table.owner is None  # Trino runs a definer view as the JSON owner (svc) then
 
 
 # -------------------------------------------------------------------- extras

@@ -82,11 +82,11 @@ def test_spark_view_names_query_outputs_and_aliases_unnamed_expressions() -> Non
     p = table.parameters
     assert [p["view.query.out.col.0"], p["view.query.out.col.1"]] == ["id", "uname"]
     assert table.view_original_text == "SELECT id, upper(name) FROM people"  # what we read back
-    assert table.view_expanded_text == "SELECT id, UPPER(name) AS `uname` FROM people"  # what Spark runs
+    assert table.view_expanded_text == "SELECT id, UPPER(name) AS `uname` FROM `sales`.`people`"  # what Spark runs
     renamed = write_view("spark", "sales", "v", spec_for(representations=[
         {"dialect": "spark", "sql": "SELECT id, upper(name) AS u FROM people"}]), {})
     assert renamed.parameters["view.query.out.col.1"] == "u"  # the query's own name
-    assert renamed.view_expanded_text == renamed.view_original_text
+    assert renamed.view_expanded_text == "SELECT id, upper(name) AS u FROM `sales`.`people`"  # only qualified
     schema = json.loads(renamed.parameters[spark.SCHEMA])
     assert [f["name"] for f in schema["fields"]] == ["id", "uname"]  # the declared names
 
@@ -142,7 +142,14 @@ def test_flink_rewrite_with_new_sql_keeps_not_null_and_lengths() -> None:
     out = write_view("flink", "web", "v", changed, {}, base=base)
     assert out.parameters["flink.schema.0.data-type"] == "BIGINT NOT NULL"
     assert out.parameters["flink.schema.1.data-type"] == "BINARY(16)"
-    assert out.view_original_text == out.view_expanded_text == "SELECT id, d FROM t2"  # new SQL, not stale text
+    assert out.view_original_text == "SELECT id, d FROM t2"  # new SQL, not stale text
+    assert out.view_expanded_text == "SELECT id, d FROM `web`.`t2`"
+    # Unchanged SQL keeps Flink's own expansion; one viewsync wrote unexpanded is written anew.
+    kept = write_view("flink", "web", "v", live.model_copy(update={"comment": "c"}), {}, base=base)
+    assert kept.view_expanded_text == base.view_expanded_text
+    base.view_expanded_text = base.view_original_text
+    again = write_view("flink", "web", "v", live.model_copy(update={"comment": "c"}), {}, base=base)
+    assert again.view_expanded_text == "SELECT id, d FROM `web`.`t`"
 
 
 def test_a_spec_that_reads_back_invalid_is_a_plan_error_not_a_crash() -> None:
