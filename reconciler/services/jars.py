@@ -13,7 +13,14 @@ if TYPE_CHECKING:
 
 
 def pinned() -> list[tuple[Artifact, Path | None]]:
-    """Every pinned jar, by use then name, with its path when it is in the cache (else None)."""
+    """The pinned jars (`reconciler/jars/pinned.toml`), for `viewsync jars list`.
+
+    Returns:
+        Each jar with its path in the cache, or None when it is not fetched; by use, then name.
+
+    Raises:
+        Nothing expected: pinned.toml ships in the package.
+    """
     from reconciler.jars import maven
 
     return [(art, maven.cached(art)) for art in sorted(maven.pinned().values(), key=lambda a: (a.used_by, a.name))]
