@@ -23,7 +23,8 @@ def import_(
     s = session(ctx)
     if sources:
         from reconciler.services import spark as spark_service
-        return spark_service.import_sources(s.open(), catalog, schema, force, s.out, s.err)
+        spark_service.import_sources(s.open(), catalog, schema, force, s.out, s.err)
+        return
     from reconciler.services.importer import import_catalog
     result = import_catalog(s.open(), catalog, schema, force)
     for path in result.skipped:
@@ -45,11 +46,13 @@ app.add_typer(events_app, name="events")
 
 
 @events_app.callback()
-def events(ctx: typer.Context,
-           pending: Annotated[bool, typer.Option("--pending", help="Only events some sink has not received.")] = False,
-           since: Since = None, run: Run = None,
-           fmt: Annotated[EventsFormat, typer.Option("--format", "-f", help="Output format.")] = EventsFormat.TEXT,
-           ) -> None:
+def events(
+    ctx: typer.Context,
+    pending: Annotated[bool, typer.Option("--pending", help="Only events some sink has not received.")] = False,
+    since: Since = None,
+    run: Run = None,
+    fmt: Annotated[EventsFormat, typer.Option("--format", "-f", help="Output format.")] = EventsFormat.TEXT,
+) -> None:
     """List events from the outbox with each sink's delivery state."""
     from reconciler.services import events as events_service
     if not ctx.invoked_subcommand:
