@@ -1,7 +1,7 @@
 """Expected errors: shown to the user as one clear line each, never as a traceback.
 
 Every expected failure is a `ViewsyncError`; the CLI translates that one root in
-one place (`reconciler.cli.main`): message redacted, exit code 1. Anything else
+one place (`reconciler.cli.app.main`): message redacted, exit code 1. Anything else
 that escapes is a bug and is reported as "unexpected".
 """
 

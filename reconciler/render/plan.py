@@ -1,15 +1,18 @@
-"""Plans and drift reports as text (Terraform-like), Markdown (PR comment) and JSON."""
+"""Plans as text (Terraform-like), Markdown (PR comment) and JSON; what an apply says when done."""
 
 from __future__ import annotations
 
 import difflib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.core.output import OutputFormat
 from reconciler.events.lineage import change_of
 from reconciler.plan.planner import Action, Change, Plan, YamlChange
 from reconciler.verify import report as verify_report
+
+if TYPE_CHECKING:
+    from reconciler.apply.run import ApplyResult
 
 SYMBOL = {"create": "+", "update": "~", "drop": "-", "adopt": "&"}
 COLOR = {"create": "32", "update": "33", "drop": "31", "adopt": "36"}
@@ -78,6 +81,18 @@ def summary_line(plan: Plan) -> str:
     s = plan.summary()
     return (f"Plan: {s['create']} to create, {s['update']} to update, {s['drop']} to drop, "
             f"{s['adopt']} to adopt ({s['unchanged']} unchanged).")
+
+
+def applied(plan: Plan, run: ApplyResult | None) -> str:
+    """What `apply` says once the plan is carried out: the schema owners written (only by a run
+    that succeeded: they follow its views), then the run's tally."""
+    if run is None:
+        return "Nothing to apply.\n"
+    owners = "".join(f"~ schema {c.catalog}.{c.schema} owner: {c.after!r}\n" for c in plan.schema_owners)
+    refused = f", {len(run.refused)} refused by hooks" if run.refused else ""
+    return (owners if run.ok else "") + (f"Apply {'complete' if run.ok else 'FAILED'}: {len(run.applied)} applied, "
+                                         f"{len(run.failed)} failed{refused}, {len(run.skipped)} skipped "
+                                         f"(run {run.run_id}).\n")
 
 
 # --------------------------------------------------------------------- text

@@ -1,12 +1,15 @@
-"""Use cases: one module per command that does more than read and render. A service
-takes a `Workspace` and a request, owns the steps and checks of its command, and
-returns a value the CLI renders; prompts and printing reach it as callbacks.
+"""Use cases: every command of the CLI is one call to one of them. A service takes a
+`Workspace` (most do) and a request, owns the steps and checks of its command, and returns
+a value the CLI renders; prompts and printing reach it as callbacks.
 
 `plan` (the plan, YAML changes since a base, access check, security notes, error
-locations), `apply` (dirty check, repair, saved plans, planning, access re-check, the run),
-`validate`, `drift`, `history`, `importer` (`viewsync import`), `codeowners`, and `spark`
-(`validate --spark`, `plan --spark`, `impact`, `import --sources`).
+locations; a saved plan for `show`), `apply` (dirty check, repair, saved plans, planning,
+access re-check, the run), `validate`, `drift`, `history` (`history`, `audit`), `lineage`,
+`importer` (`viewsync import`), `codeowners`, `events` (the outbox listed, delivered),
+`lock` (`force-unlock`), `jars` (the pinned jars listed, fetched), `preview`, `viewtests`
+(`test`), `review` (`diff`, `check`, their events), and `spark` (`validate --spark`,
+`plan --spark`, `impact`, `import --sources`).
 
-May import everything below it (`core` to `verify`) and `workspace`; only `cli.py` imports it.
+May import everything below it (`core` to `verify`, `render`) and `workspace`; only `cli/` imports it.
 Heavy modules are imported inside the functions, after the catalogs' prefetch has started.
 """

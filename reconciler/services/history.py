@@ -1,4 +1,5 @@
-"""`viewsync history`: the versions of one view, ours and its catalog's."""
+"""`viewsync history` and `viewsync audit`: the versions of one view (ours and its catalog's),
+and the audit trail."""
 
 from __future__ import annotations
 
@@ -34,3 +35,26 @@ def history(ws: Workspace, view: ViewId) -> ViewHistory:
     rows = ws.state(create=False).versions_of(view)
     native = ws.adapter(view.catalog).native_history(view) if view.catalog in ws.config.catalogs else []
     return ViewHistory(view, rows, native)
+
+
+def audit(ws: Workspace, view: ViewId | None = None, since: str | None = None,
+          run: str | None = None) -> list[dict[str, Any]]:
+    """The audit trail: one row per attempted action, with its run's outcome.
+
+    Args:
+        ws: the repository, opened.
+        view: only this view's rows.
+        since: an ISO time or a duration back from now (7d, 12h); None: all.
+        run: a run id, or its prefix.
+
+    Returns:
+        The rows, oldest first (none when the state store was never written).
+
+    Raises:
+        UserError: `since` is neither a time nor a duration.
+        ViewsyncError: the state store cannot be read.
+    """
+    from reconciler.state.history import parse_since
+
+    state = ws.state(create=False)
+    return state.audit_rows(view, parse_since(since), run)

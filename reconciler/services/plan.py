@@ -1,4 +1,4 @@
-"""`viewsync plan`: a plan of the declarations against the live catalogs, with Spark's
+"""`viewsync plan` and `viewsync show`: a plan of the declarations against the live catalogs, with Spark's
 verification when asked, the declaration changes since a base, the access check, security
 notes and every error located in the YAML."""
 
@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from reconciler.core.gitinfo import GitInfo
     from reconciler.plan.planner import Plan, PlanOptions, PlanScope
     from reconciler.source.declarations import Declarations
@@ -138,3 +140,20 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     result.warnings += portability.trino_notes(result, {n: c.type for n, c in ws.config.catalogs.items()})
     validity.locate(result, decl)  # errors added since the planner's (verification, access)
     return result
+
+
+def load_saved(path: Path) -> Plan:
+    """`viewsync show`: a plan saved by `plan --out`, as it was made (no catalog is contacted).
+
+    Args:
+        path: the saved plan.
+
+    Returns:
+        The plan.
+
+    Raises:
+        UserError: the file is missing, is not a plan, or was edited since it was made.
+    """
+    from reconciler.plan import saved
+
+    return saved.load(path)

@@ -79,7 +79,8 @@ def _spark_info(ws: Workspace, spark: LiveSpark | None) -> dict[str, Any]:
 def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -> DiffReport:
     """The diff of every view the plan would create, update or drop (and, with `dependents`,
     every declared view reading one of them): live definition vs declared one over the same
-    live tables, evaluated by the review's Spark, read-only.
+    live tables, evaluated by the review's Spark, read-only. Its `view.diffed` events are
+    announced (`announce`).
 
     Args:
         ws: the repository, opened.
@@ -93,7 +94,7 @@ def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -
     Raises:
         ValidationFailed: the declarations are bad.
         UserError: `base` is not a git ref; Spark cannot start.
-        ViewsyncError: a catalog cannot be read.
+        ViewsyncError: a catalog or, with event sinks, the state store cannot be read.
     """
     from reconciler.plan.planner import PlanScope
     from reconciler.plan.scope import plan_options
@@ -166,6 +167,7 @@ def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -
         if spark is not None and after_names and spark.alive():
             spark.drop(list(after_names.values()))
     report.spark = _spark_info(ws, spark)
+    announce(ws, report)
     return report
 
 
@@ -202,7 +204,8 @@ def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[View
 
 
 def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress()) -> CheckReport:
-    """Every declared view's `checks:` on live data, all checks of a view in one scan.
+    """Every declared view's `checks:` on live data, all checks of a view in one scan; its
+    `checks.finished` events are announced (`announce`).
 
     Args:
         ws: the repository, opened.
@@ -215,7 +218,7 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
     Raises:
         ValidationFailed: the declarations are bad.
         UserError: unknown `definition`; Spark cannot start.
-        ViewsyncError: a catalog cannot be read (`live`).
+        ViewsyncError: a catalog cannot be read (`live`); with event sinks, the state store.
     """
     import fnmatch
 
@@ -230,6 +233,7 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
     report = CheckReport(definition=request.definition)
     if not views:
         report.notes.append("no declared view has checks" + (" in the selection" if request.select else ""))
+        announce(ws, report)
         return report
     live: dict[ViewId, Any] = {}
     if request.definition == "live":
@@ -268,6 +272,7 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
         result.notes = notes + result.notes
         report.views.append(result)
     report.spark = _spark_info(ws, spark)
+    announce(ws, report)
     return report
 
 

@@ -4,7 +4,6 @@ take the `Workspace` it must not know about."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 
 import yaml
@@ -13,6 +12,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId, ViewSpec
 from reconciler.plan.planner import Plan, PlanOptions, build_plan
+from reconciler.render.impact import ImpactReport
 from reconciler.source import declarations as decl_mod
 from reconciler.source import gitsrc
 from reconciler.source.declarations import Declarations
@@ -106,16 +106,15 @@ def plan(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | No
                                 _files(ws, ref), allow_breaking)
 
 
-def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
+def impact(ws: Workspace, vid: ViewId) -> ImpactReport:
     """Dependents of `vid` and what its declared change (or, when unchanged, a drop) does to them.
 
     Args:
         ws: the repository, opened.
         vid: the view.
-        fmt: "text", "markdown" or "json".
 
     Returns:
-        The rendered report.
+        The report: the scenario, Spark's analysis, each dependent's status.
 
     Raises:
         UserError: `vid` is neither declared nor live.
@@ -159,15 +158,7 @@ def impact(ws: Workspace, vid: ViewId, fmt: str) -> str:
         r = result.results.get(vid)
         new_cols = list(desired[vid].columns) or (r.columns if r else None)
     imp = vimpact.impact_of(vid, list(lv.spec.columns) if lv else None, new_cols, dropped, statuses)
-    if fmt == "json":
-        return json.dumps({"view": vid.to_json(), "scenario": scenario, **imp.to_json()}, indent=2) + "\n"
-    lines = [f"{vid}: {len(deps)} dependent view(s)."]
-    if fmt == "markdown":
-        ver = {"summary": result.counts(), "views": [], "impact": [imp.to_json()]}
-        return "\n".join([f"### Impact of `{vid}` ({scenario})", "", *report.markdown_lines(ver)[4:]]) + "\n"
-    lines.append(f"Scenario: {scenario}.")
-    lines += report.text_lines({"summary": result.counts(), "views": [], "impact": [imp.to_json()]})[1:]
-    return "\n".join(lines) + "\n"
+    return ImpactReport(vid, scenario, len(deps), result.counts(), imp.to_json())
 
 
 def import_sources(ws: Workspace, catalog: str, schemas: list[str] | None, force: bool, out: Printer,

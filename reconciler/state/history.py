@@ -1,5 +1,5 @@
 """`viewsync history` and `viewsync audit`: rows of the state store shaped for people
-(text) and for tools (JSON). Pure: the CLI fetches the rows."""
+(text) and for tools (JSON). Pure: `services/history` fetches the rows."""
 
 from __future__ import annotations
 

@@ -1,0 +1,4 @@
+"""`python -m reconciler.cli`: the same command line as `viewsync`."""
+from reconciler.cli import main
+
+main()

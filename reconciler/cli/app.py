@@ -1,0 +1,162 @@
+"""The Typer app, the session a command runs in, and `main`: where errors become messages and
+exit codes (0 ok / no changes, 1 error, 2 changes or drift). Whatever a command prints, or writes
+with `--out`, goes through its session: the secrets of every config it opened are masked."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from reconciler.cli.output import render
+from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
+from reconciler.core.output import OutputFormat
+from reconciler.core.secrets import redact
+
+if TYPE_CHECKING:
+    from reconciler.core.model import ViewId
+    from reconciler.workspace import Workspace
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  help="viewsync: SQL views under review, versioned and reconciled across catalogs.")
+
+# Options several commands share, worded alike.
+Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+Catalogs = Annotated[list[str] | None, typer.Option(help="Only this catalog (repeatable).")]
+Selects = Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view (repeatable).")]
+Ref = Annotated[str | None, typer.Option(help="Read declarations from this git ref.")]
+AlsoOut = Annotated[Path | None, typer.Option("--out", help="Also write the report here.")]
+Since = Annotated[str | None, typer.Option(help="ISO time or duration (7d, 12h).")]
+Run = Annotated[str | None, typer.Option(help="Run id (prefix).")]
+
+
+@dataclass
+class Session:
+    """Handed to click as the context object: main() sees the global options (verbose) even
+    when a command fails, and closes the workspaces commands opened."""
+
+    repo: Path = Path(".")
+    config: Path | None = None
+    parallelism: int = 8
+    verbose: bool = False
+    color: bool = False
+    workspaces: list[Workspace] = field(default_factory=list)
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        return frozenset().union(*(ws.config.secrets for ws in self.workspaces))
+
+    def open(self) -> Workspace:
+        """The repository, opened: config warnings said, catalog progress shown on a terminal."""
+        from reconciler.cli import progress
+        from reconciler.workspace import Workspace
+
+        ws = Workspace.open(self.repo, self.config, self.parallelism)
+        self.workspaces.append(ws)
+        for warning in ws.config.warnings:
+            self.err(f"Warning: {warning}")
+        if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
+            ws.progress = progress.catalogs
+        return ws
+
+    def render(self, kind: str, fmt: str, value: Any) -> str:
+        return render(kind, fmt, value, self)
+
+    def show(self, kind: str, fmt: str, value: Any, out_file: Path | None = None) -> None:
+        """`value` rendered on stdout and, with `--out`, into that file too."""
+        text = self.render(kind, fmt, value)
+        if out_file:
+            self.write(out_file, text)
+        self.out(text)
+
+    def out(self, text: str) -> None:
+        sys.stdout.write(redact(text, self.secrets))
+        sys.stdout.flush()
+
+    def err(self, text: str) -> None:
+        text = redact(text, self.secrets)
+        sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
+
+    def write(self, path: Path, text: str) -> None:
+        """The one `--out` writer: masked like standard output."""
+        path.write_text(redact(text, self.secrets), encoding="utf-8")
+
+    def close(self) -> None:
+        while self.workspaces:
+            self.workspaces.pop().close()
+
+
+def session(ctx: typer.Context) -> Session:
+    found = ctx.find_object(Session)
+    assert found is not None
+    return found
+
+
+def view_id(text: str) -> ViewId:
+    """A catalog.schema.view argument."""
+    from reconciler.core.model import ViewId
+
+    try:
+        return ViewId.parse(text)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    repo: Annotated[Path, typer.Option(help="Repository root (holds viewsync.yaml and views/).")] = Path("."),
+    config: Annotated[Path | None, typer.Option(help="Config file (default: <repo>/viewsync.yaml).")] = None,
+    parallelism: Annotated[int, typer.Option(
+        help="Concurrent catalog reads and, where the catalog allows, apply writers.")] = 8,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More detail on errors.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No ANSI colours.")] = False,
+) -> None:
+    s = ctx.ensure_object(Session)
+    s.repo, s.config, s.parallelism, s.verbose = repo.resolve(), config and config.resolve(), parallelism, verbose
+    s.color = not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+MAX_ERROR_LINE = 2000  # a server's or an input's huge text never fills a terminal or a CI log
+
+
+def _message(e: Exception) -> str:
+    """What an error says, on one line per problem, each clipped to MAX_ERROR_LINE."""
+    if isinstance(e, ValidationFailed):
+        text = f"Error: {len(e.problems)} problem(s) found:\n" + "\n".join(f"  {p}" for p in e.problems)
+    elif isinstance(e, ViewsyncError | typer.Abort):  # the errors we expect
+        text = f"Error: {e}" if isinstance(e, ViewsyncError) else "Aborted."
+    else:
+        text = f"Error: unexpected {type(e).__name__}: {e} (re-run with -v for details)"
+    return "\n".join(line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE - 1] + "…"
+                     for line in text.split("\n"))
+
+
+def _is_usage_error(e: Exception) -> bool:
+    """click's own errors (bad option, bad value...): they explain themselves. Matched by
+    name: typer may bring click or a vendored copy of it."""
+    return any(c.__name__ == "ClickException" for c in type(e).__mro__) and hasattr(e, "show")
+
+
+def main() -> None:
+    current = Session()
+    try:
+        code = app(standalone_mode=False, obj=current)
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # the one place errors become output
+        if _is_usage_error(e):
+            e.show()  # type: ignore[attr-defined]
+        else:
+            if current.verbose and not isinstance(e, ViewsyncError | typer.Abort):
+                current.err(traceback.format_exc())
+            current.err(_message(e))
+        sys.exit(1)
+    finally:
+        current.close()
