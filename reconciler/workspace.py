@@ -154,6 +154,17 @@ class Workspace:
         with bulk_objects():
             return decl_mod.load(files if files is not None else decl_mod.read_tree(self.root), self.config)
 
+    def declarations_at(self, ref: str | None) -> decl_mod.Declarations:
+        """The declarations of the working tree, or at git `ref`.
+
+        Raises:
+            ValidationFailed: a view file or the config is bad (every problem located).
+            UserError: `ref` is not a git ref of the repository.
+        """
+        from reconciler.source import gitsrc
+
+        return self.declarations(gitsrc.files_at(self.root, ref)) if ref else self.declarations()
+
     # ------------------------------------------------------------------ live
     def prefetch(self, only: Iterable[str] = ()) -> None:
         """Start the fetch a plan of the working tree's declarations will ask for (its catalogs,

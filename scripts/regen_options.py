@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from reconciler.adapters.options import all_models, catalog_schema, readme_table
+from reconciler.adapters.options import catalog_schema, readme_table
+from reconciler.adapters.registry import all_models
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "config.schema.json"

@@ -97,10 +97,3 @@ def readme_table(models: dict[str, type[CatalogOptions]]) -> str:
         note = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
         rows.append(f"| `{kind}` | {'; '.join(cells)}{' (' + note + ')' if note else ''} |")
     return "\n".join(rows) + "\n"
-
-
-def all_models() -> dict[str, type[CatalogOptions]]:
-    """The option model of every registered kind (imports every adapter: tooling only)."""
-    from reconciler.adapters.registry import REGISTRY, adapter_class
-
-    return {kind: adapter_class(kind).Options for kind in REGISTRY}

@@ -10,6 +10,7 @@ from reconciler.core.errors import AdapterError
 
 if TYPE_CHECKING:
     from reconciler.adapters.base import CatalogAdapter
+    from reconciler.adapters.options import CatalogOptions
 
 REGISTRY: dict[str, str] = {
     "managed": "reconciler.adapters.managed.adapter:ManagedAdapter",
@@ -29,3 +30,8 @@ def adapter_class(kind: str) -> type[CatalogAdapter]:
     module = importlib.import_module(module_name)
     cls: type[CatalogAdapter] = getattr(module, cls_name)
     return cls
+
+
+def all_models() -> dict[str, type[CatalogOptions]]:
+    """The option model of every registered kind (imports every adapter: tooling only)."""
+    return {kind: adapter_class(kind).Options for kind in REGISTRY}

@@ -6,12 +6,9 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from reconciler.cli.app import Session
-
-Renderer = Callable[[Any, "Session"], str]  # the session gives the style: color, verbose
+Renderer = Callable[[Any, Any], str]  # (value, the CLI session: its style, `color` and `verbose`)
 
 
 def _fn(target: str) -> Callable[..., Any]:
@@ -59,7 +56,7 @@ RENDERERS: dict[str, dict[str, Renderer]] = {
 }
 
 
-def render(kind: str, fmt: str, value: Any, g: Session) -> str:
+def render(kind: str, fmt: str, value: Any, g: Any) -> str:
     """`value`, a report of `kind`, in format `fmt` (text, markdown, json, junit, dot, summary)."""
     formats = RENDERERS[kind]
     return str(formats.get(str(fmt), formats["text"])(value, g))

@@ -28,9 +28,8 @@ def lineage(ws: Workspace, view: ViewId, ref: str | None = None) -> Lineage:
         UserError: `view` is not declared; `ref` is not a git ref.
     """
     from reconciler.events.commands import declared_lineage
-    from reconciler.services.plan import declarations
 
-    decl = declarations(ws, ref)
+    decl = ws.declarations_at(ref)
     if view not in decl.views:
         raise UserError(f"{view}: not declared")
     return declared_lineage(decl.views, view)

@@ -45,20 +45,6 @@ class PlanRequest:
     skip_tests: bool = False  # with Spark: do not run the view tests of the changed views
 
 
-def declarations(ws: Workspace, ref: str | None) -> Declarations:
-    """The declarations of the working tree, or at git `ref`.
-
-    Raises:
-        ValidationFailed: a view file or the config is bad (every problem located).
-        UserError: `ref` is not a git ref of the repository.
-    """
-    from reconciler.source import gitsrc
-
-    if ref:
-        return ws.declarations(gitsrc.files_at(ws.root, ref))
-    return ws.declarations()
-
-
 def options(ws: Workspace, scope: Scope) -> PlanOptions:
     """The options a plan of `scope` is made with (the config's policy filled in)."""
     from reconciler.plan.scope import plan_options
@@ -127,7 +113,7 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     from reconciler.plan.yaml_changes import declaration_changes
     from reconciler.source import gitsrc
 
-    decl = declarations(ws, request.ref)
+    decl = ws.declarations_at(request.ref)
     info = gitsrc.info(ws.root, request.ref)
     opts = options(ws, request.scope)
     result = build(ws, opts, decl, info, request.ref, request.spark, request.allow_breaking)

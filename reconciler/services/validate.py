@@ -40,13 +40,12 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
     """
     from reconciler.access import hooks as access_hooks
     from reconciler.plan import validity
-    from reconciler.services.plan import declarations
 
     if request.spark:
         from reconciler.services import spark as spark_service
 
         spark_service.prestart(ws)  # Spark starts while the declarations load
-    decl = declarations(ws, request.ref)
+    decl = ws.declarations_at(request.ref)
     problems, warnings = validity.check(decl)
     from reconciler.services import viewtests
 

@@ -167,11 +167,10 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
         SparkUnavailable: no PySpark or no Java.
     """
     from reconciler.core.errors import ValidationFailed
-    from reconciler.services.plan import declarations
     from reconciler.verify import session
 
     session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
-    decl = declarations(ws, request.ref)
+    decl = ws.declarations_at(request.ref)
     found = problems(ws, decl, request.ref)
     if found:
         raise ValidationFailed(found)

@@ -174,11 +174,10 @@ def test_tests_do_not_change_the_spec_digest(tmp_path: Path) -> None:
     repo = repo_with(tmp_path, GOOD)
     plain = repo_with(tmp_path / "b", "").joinpath("views/local/sales.yaml")
     plain.write_text(plain.read_text().replace("    tests:\n", ""))
-    from reconciler.services.plan import declarations
     from reconciler.workspace import Workspace
 
-    with_tests = declarations(Workspace.open(repo), None)
-    without = declarations(Workspace.open(plain.parents[2]), None)
+    with_tests = Workspace.open(repo).declarations_at(None)
+    without = Workspace.open(plain.parents[2]).declarations_at(None)
     assert with_tests.digest() == without.digest()
     assert sum(len(r.tests) for r in with_tests.review.values()) == 1
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from reconciler.services import viewtests
-from reconciler.services.plan import declarations
 from reconciler.viewtests import runner
 from reconciler.workspace import Workspace
 from tests.helpers.repos import managed_config, write_repo
@@ -71,7 +70,7 @@ def test_a_multi_join_test_query_runs_without_a_shuffle(tmp_path: Path) -> None:
         "sources/local/src.yaml": sources,
         "views/local/marts.yaml": {"catalog": "local", "schema": "marts", "views": [view]}})
     ws = Workspace.open(repo)
-    decl = declarations(ws, None)
+    decl = ws.declarations_at(None)
     [prepared] = runner.prepare_all(viewtests.universe(ws, decl, None, offline=True), viewtests.selected(decl))
     assert not prepared.issues, prepared.issues
     out = subprocess.run([sys.executable, "-c", CHILD], input=prepared.sql, capture_output=True, text=True,
