@@ -1,7 +1,7 @@
 """A recording reverse proxy in front of a real REST catalog (stdlib only, a thread of the test
 process): every request is forwarded to the server as it came and recorded (method, path with
 query, headers, body), and the answer to `/v1/config` can have endpoints taken out of its
-`endpoints` list, as a server that does not offer them would answer. Everything else is the
+`endpoints` list (or the list left out), as a server that does not offer them would answer. Everything else is the
 real server's answer."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-# hop-by-hop headers, and the length the proxy sets itself
-_NOT_FORWARDED = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+# hop-by-hop headers, the length the proxy sets itself, and compression (bodies stay readable)
+_NOT_FORWARDED = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ class RestProxy:
     upstream: str  # http://host:port
     port: int = 0
     hidden: set[str] = field(default_factory=set)  # endpoints left out of /v1/config's list
+    omit_endpoints: bool = False  # /v1/config without `endpoints`, as a legacy server answers
+    # pass the client's Host on (a server that builds URLs from it, such as Nessie's `uri`
+    # override, then sends its clients back through the proxy)
+    preserve_host: bool = False
     recorded: list[Recorded] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -59,12 +63,14 @@ class RestProxy:
         with self._lock:
             return list(self.recorded)
 
-    def _forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _forward(self, method: str, path: str, headers: dict[str, str],
+                 body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
         target = urlsplit(self.upstream)
         conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
         try:
-            conn.request(method, path, body=body or None,
-                         headers={k: v for k, v in headers.items() if k.lower() not in _NOT_FORWARDED})
+            forwarded = {k: v for k, v in headers.items() if k.lower() not in _NOT_FORWARDED
+                         or (self.preserve_host and k.lower() == "host")}
+            conn.request(method, path, body=body or None, headers=forwarded)
             resp = conn.getresponse()
             data = resp.read()
             out_headers = [(k, v) for k, v in resp.getheaders() if k.lower() not in _NOT_FORWARDED]
@@ -76,17 +82,19 @@ class RestProxy:
         return status, out_headers, data
 
     def _rewrite_config(self, data: bytes) -> bytes:
-        if not self.hidden:
+        if not self.hidden and not self.omit_endpoints:
             return data
         config = json.loads(data)
         config["endpoints"] = [e for e in config.get("endpoints") or [] if e not in self.hidden]
+        if self.omit_endpoints:
+            del config["endpoints"]
         return json.dumps(config).encode()
 
 
 @contextmanager
-def rest_proxy(upstream: str, hidden: set[str] | None = None) -> Iterator[RestProxy]:
+def rest_proxy(upstream: str, hidden: set[str] | None = None, preserve_host: bool = False) -> Iterator[RestProxy]:
     """A proxy to `upstream` on a free local port, until the block ends."""
-    proxy = RestProxy(upstream, hidden=set(hidden or ()))
+    proxy = RestProxy(upstream, hidden=set(hidden or ()), preserve_host=preserve_host)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as clients talk to the real server

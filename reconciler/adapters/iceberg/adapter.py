@@ -139,6 +139,10 @@ class _TimeoutRestCatalog(RestCatalog):
 
     def _create_session(self) -> requests.Session:
         session = super()._create_session()
+        if not any(self.properties.get(key) for key in ("token", "credential", "auth")):
+            # without credentials pyiceberg sends "Authorization: Bearer None", over any
+            # Authorization header of the `headers` option
+            session.auth = None
         use_deadline_pools(session)  # adapters mounted after _config_headers (SigV4)
         session.hooks["response"].append(self._check_config)
         return session
