@@ -1,4 +1,5 @@
-"""Carry a plan out: lock, re-check every action against the catalog, then
+"""Carry a plan out: lock, re-check every action against the catalog, let each
+catalog refuse writes it cannot make at all (CatalogAdapter.preflight), then
 execute in dependency waves (independent actions concurrently where the
 catalog allows), per-view atomic, with an audit row per attempted action and
 a version row per applied change (committed with the audit outcome). A lock

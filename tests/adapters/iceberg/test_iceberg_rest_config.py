@@ -201,7 +201,7 @@ def test_oauth2_client_credentials_with_a_scope(tmp_path: Path, request: pytest.
         assert secret not in r.path + json.dumps(r.headers) + r.body.decode()
 
     shown = "\n".join(r.text for r in outputs)
-    for hidden in (secret, srv.client):
+    for hidden in (secret, srv.client, srv.token):  # the token the server issued is not shown either
         assert hidden not in shown
         assert hidden not in repo.dump()
         assert hidden not in caplog.text
