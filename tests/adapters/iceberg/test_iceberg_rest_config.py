@@ -19,7 +19,7 @@ import yaml
 from pyiceberg.catalog.rest import RestCatalog
 
 from reconciler.adapters import open_adapter
-from reconciler.adapters.base import Marker, WriteContext
+from reconciler.adapters.base import AdapterError, Marker, WriteContext
 from reconciler.adapters.iceberg import endpoints as ep
 from reconciler.core.model import ViewId
 from tests.helpers.cli import CliResult, run_cli
@@ -162,6 +162,16 @@ def test_a_server_listing_no_endpoints_is_assumed_to_offer_the_view_endpoints(
                                         f"POST /v1/namespaces/{ns}/views/a"]
     # no credentials configured: no Authorization header (pyiceberg alone sends "Bearer None")
     assert [r.headers.get("Authorization") for r in proxied.requests()] == [None] * len(proxied.requests())
+
+
+def test_a_server_that_lists_no_view_load_endpoint_cannot_be_read(proxied: RestProxy) -> None:
+    proxied.hidden = {ep.LOAD_VIEW}
+    a = open_adapter("lake", {"type": "iceberg-rest", "uri": proxied.uri})
+    with pytest.raises(AdapterError) as err:
+        a.list_schemas()
+    assert str(err.value) == ("catalog 'lake': not usable: the REST server does not offer "
+                              "\"GET /v1/{prefix}/namespaces/{namespace}/views/{view}\"")
+    a.close()
 
 
 # ---------------------------------------------------------------------------------- OAuth2
