@@ -11,7 +11,8 @@ contract suite on it. Every contract method documents its Args, Returns and Rais
 Call pattern. plan: `list_schemas()` once per catalog, `fetch(schema)` once per
 schema (one bulk read, so a plan costs O(schemas) catalog calls), then per
 declared view `check()` and `storable()`. apply: `fetch()` again under the lock,
-then `create` / `update` / `drop` per action. `history`: `native_history()`.
+`preflight()` once per catalog with all of the run's writes there, then `create` /
+`update` / `drop` per action. `history`: `native_history()`.
 Every method may be called from several threads at once (fetches run in a pool).
 
 Errors. Everything an adapter raises on purpose is an `AdapterError` (a
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -393,6 +394,19 @@ class CatalogAdapter(ABC):
         return []
 
     # ------------------------------------------------------------------ the contract: writes
+    def preflight(self, writes: Sequence[tuple[str, ViewId]]) -> None:  # noqa: B027 - optional hook
+        """Refuse, before anything is written, writes this catalog cannot carry out at all (an
+        operation the server does not offer). apply calls it once per catalog, under the lock
+        after the re-read, with every write of the run there; a refusal stops the run before its
+        first write. It may read the catalog. The default accepts everything.
+
+        Args:
+            writes: (action, view) pairs, action one of create, update, adopt, drop.
+
+        Raises:
+            AdapterError: one line naming the catalog and what it cannot do.
+        """
+
     @abstractmethod
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         """Create `view` holding `spec` (as `storable` predicts) stamped with `marker`.

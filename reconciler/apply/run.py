@@ -1,4 +1,5 @@
-"""Carry a plan out: lock, re-check every action against the catalog, then
+"""Carry a plan out: lock, re-check every action against the catalog, let each
+catalog refuse writes it cannot make at all (CatalogAdapter.preflight), then
 execute in dependency waves (independent actions concurrently where the
 catalog allows), per-view atomic, with an audit row per attempted action and
 a version row per applied change (committed with the audit outcome). A lock
@@ -25,7 +26,7 @@ from reconciler.apply.target import Target
 from reconciler.apply.waves import waves
 from reconciler.core.errors import UserError
 from reconciler.core.gitinfo import GitInfo
-from reconciler.core.model import LiveView, ViewSpec
+from reconciler.core.model import LiveView, ViewId, ViewSpec
 from reconciler.core.outcome import Outcome, RunOutcome
 from reconciler.core.secrets import redact
 from reconciler.events import model as ev
@@ -37,6 +38,10 @@ from reconciler.state.store import Finish, PendingAction, StateStore, VersionRec
 
 class StalePlan(UserError):
     pass
+
+
+class CatalogRefused(UserError):
+    """A catalog's preflight refused the run's writes: nothing was written."""
 
 
 @dataclass
@@ -152,7 +157,8 @@ def apply_plan(
             state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "stale plan", "details": reasons})
             raise StalePlan("stale plan: the catalog changed since the plan was made, nothing was applied:\n  "
                             + "\n  ".join(reasons) + "\nrun `viewsync plan` again")
-        if events is not None:  # a run refused (locked, stale) changed nothing and announces nothing
+        _preflight(ws, plan, state, run_id)
+        if events is not None:  # a refused run (locked, stale, preflight) changed nothing: no events
             events.emit(events.event(run_id, -1, ev.RUN_STARTED, run_id, {
                 "run_id": run_id, "project": project, "actor": actor, "git": _git(git),
                 "plan_digest": plan_digest, "summary": plan.summary()}))
@@ -184,7 +190,7 @@ def apply_plan(
                 "outcome": outcome, "summary": summary}))
             events.flush()
         return result
-    except StalePlan:
+    except (StalePlan, CatalogRefused):  # refused runs are finished already
         raise
     except BaseException:
         state.finish_run(run_id, RunOutcome.FAILED, {Outcome.APPLIED: len(result.applied)})
@@ -196,6 +202,21 @@ def apply_plan(
         raise
     finally:
         state.release_lock(lock_name(project), run_id)
+
+
+def _preflight(ws: Workspace, plan: Plan, state: StateStore, run_id: str) -> None:
+    """Each catalog's refusal of writes it cannot carry out at all (CatalogAdapter.preflight),
+    before the first write of the run: the run is then refused, nothing written."""
+    writes: dict[str, list[tuple[str, ViewId]]] = {}
+    for a in plan.actions:
+        writes.setdefault(a.view.catalog, []).append((a.action, a.view))
+    for catalog, pairs in sorted(writes.items()):
+        try:
+            ws.adapter(catalog).preflight(pairs)
+        except AdapterError as err:
+            message = redact(f"{err}; nothing was applied", ws.config.secrets)
+            state.finish_run(run_id, RunOutcome.REFUSED, {"reason": "refused by the catalog", "details": [message]})
+            raise CatalogRefused(message) from None
 
 
 def _spec_of(action: Action) -> ViewSpec | None:

@@ -15,7 +15,7 @@ import contextlib
 import http.client
 import json
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from typing import Any, NoReturn
@@ -45,6 +45,7 @@ from reconciler.adapters.base import (
 )
 from reconciler.adapters.deadline.http import bound_requests, use_deadline_pools
 from reconciler.adapters.iceberg import codec as fmt
+from reconciler.adapters.iceberg import endpoints
 from reconciler.adapters.metastore.formats.common import FormatError, too_deep
 from reconciler.adapters.options import CatalogOptions
 from reconciler.core.errors import DecodeError
@@ -114,18 +115,21 @@ class _ConfigShape(BaseModel):
     endpoints: list[str] | None = None
 
 
-def _check_config(response: requests.Response, *args: Any, **kwargs: Any) -> None:
-    if response.ok and urlsplit(response.url).path.endswith("/v1/config"):
-        _ConfigShape.model_validate_json(response.content)  # PydanticValidationError: a protocol failure
-
-
 class _TimeoutRestCatalog(RestCatalog):
     """A RestCatalog whose every HTTP request has a wall-time limit, including the ones
-    pyiceberg makes during construction (/v1/config, the OAuth2 token request)."""
+    pyiceberg makes during construction (/v1/config, the OAuth2 token request), and which
+    keeps the endpoints /v1/config listed (pyiceberg's own set cannot tell a list from its
+    defaults for servers that list none)."""
 
     def __init__(self, name: str, timeout: float, **properties: str) -> None:
         self._viewsync_timeout = timeout  # set first: the constructor already makes requests
+        self.served: frozenset[str] | None = None  # None: /v1/config lists no endpoints
         super().__init__(name, **properties)
+
+    def _check_config(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        if response.ok and urlsplit(response.url).path.endswith("/v1/config"):
+            # PydanticValidationError: a protocol failure
+            self.served = endpoints.offered(_ConfigShape.model_validate_json(response.content).endpoints)
 
     def _config_headers(self, session: requests.Session) -> None:
         # the first thing pyiceberg does with each new session, before any request
@@ -135,8 +139,12 @@ class _TimeoutRestCatalog(RestCatalog):
 
     def _create_session(self) -> requests.Session:
         session = super()._create_session()
+        if not any(self.properties.get(key) for key in ("token", "credential", "auth")):
+            # without credentials pyiceberg sends "Authorization: Bearer None", over any
+            # Authorization header of the `headers` option
+            session.auth = None
         use_deadline_pools(session)  # adapters mounted after _config_headers (SigV4)
-        session.hooks["response"].append(_check_config)
+        session.hooks["response"].append(self._check_config)
         return session
 
 
@@ -269,7 +277,7 @@ class IcebergRestAdapter(WritableAdapter):
                 raise self.error(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
         self._timeout = self.seconds_option("timeout", DEFAULT_TIMEOUT)
         self._props = catalog_properties(options)
-        self._catalogs: ThreadClients[RestCatalog] = ThreadClients(self._connect, _close_catalog)
+        self._catalogs: ThreadClients[_TimeoutRestCatalog] = ThreadClients(self._connect, _close_catalog)
         self._engine_version = _engine_version()
 
     # ------------------------------------------------------------ plumbing
@@ -304,7 +312,7 @@ class IcebergRestAdapter(WritableAdapter):
     def _count_response(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.count_call()
 
-    def _connect(self) -> RestCatalog:
+    def _connect(self) -> _TimeoutRestCatalog:
         """A RestCatalog for this thread (its requests session is not thread-safe)."""
         with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
                 warnings.catch_warnings():
@@ -318,12 +326,22 @@ class IcebergRestAdapter(WritableAdapter):
             except ValueError as exc:  # pyiceberg rejecting one of the `properties`
                 self._fail("invalid catalog properties", exc)
         cat._session.hooks["response"].append(self._count_response)
-        if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:
+        lacking = endpoints.missing(cat.served, endpoints.READS)
+        if lacking:
+            self._fail("not usable", "the REST server does not offer " + ", ".join(f'"{e}"' for e in lacking))
+        if Capability.V1_LIST_VIEWS not in cat._supported_endpoints:  # properties turned the default off
             self._fail("not usable", "the REST server does not advertise the view endpoints")
         return cat
 
-    def _catalog(self) -> RestCatalog:
+    def _catalog(self) -> _TimeoutRestCatalog:
         return self._catalogs.get()
+
+    def preflight(self, writes: Sequence[tuple[str, ViewId]]) -> None:
+        """Every endpoint these writes need is one /v1/config lists (a server that lists none
+        is assumed to offer them all); else one line naming each missing endpoint."""
+        why = endpoints.refusal(self._catalog().served, writes)
+        if why:
+            raise self.error(f"catalog {self.name!r}: {why}")
 
     def close(self) -> None:
         self._catalogs.close_all()

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from reconciler.adapters import open_adapter
-from reconciler.adapters.base import Marker, WriteContext
+from reconciler.adapters.base import AdapterError, Marker, WriteContext
 from reconciler.core.model import ViewId
 from tests.adapters.contract.conftest import nessie
 from tests.adapters.metastore.glue.conftest import moto_url
+from tests.helpers.rest_proxy import rest_proxy
 from tests.helpers.specs import spec
 
 pytestmark = pytest.mark.slow  # moto_server and Nessie
@@ -57,3 +58,37 @@ def test_a_branch_is_reached_through_the_prefix_and_stays_apart_until_merged(nes
     finally:
         on_main.close()
         on_branch.close()
+
+
+def test_the_prefix_and_uri_are_the_ones_nessies_config_gives_for_the_warehouse(nessie: Any) -> None:
+    """Nessie's /v1/config gives the prefix of a `warehouse` (`main|warehouse`, encoded) as a default and
+    its own `uri` as an override: viewsync asks for the warehouse and goes where the answer says."""
+    base = nessie.iceberg_uri.rsplit("/iceberg", 1)[0]
+    schema = "w_" + uuid.uuid4().hex[:8]
+    with rest_proxy(base, preserve_host=True) as proxy:  # Nessie's `uri` override: back through the proxy
+        a = open_adapter("lake", {"type": "iceberg-rest", "uri": f"{proxy.uri}/iceberg", "warehouse": "warehouse"})
+        try:
+            vid = ViewId("lake", schema, "v")
+            stored = a.storable(vid, spec("SELECT 1 AS id"))
+            a.create(vid, stored, Marker("p", stored.digest()), WriteContext(actor="t"))
+            assert a.fetch(schema).views["v"].spec_digest == stored.digest()
+        finally:
+            a.close()
+        seen = proxy.requests()
+    assert [(r.route, r.query) for r in seen[:1]] == [("/iceberg/v1/config", {"warehouse": ["warehouse"]})]
+    assert seen[1:] and all(r.route.startswith("/iceberg/v1/main%7Cwarehouse/") for r in seen[1:]), \
+        [r.path for r in seen]
+
+    with rest_proxy(base) as proxy:  # Nessie's `uri` override is then Nessie itself: only /v1/config passes here
+        a = open_adapter("lake", {"type": "iceberg-rest", "uri": f"{proxy.uri}/iceberg", "warehouse": "warehouse"})
+        try:
+            assert "v" in a.fetch(schema).views
+        finally:
+            a.close()
+        assert [r.route for r in proxy.requests()] == ["/iceberg/v1/config"]
+
+    unknown = open_adapter("lake", {"type": "iceberg-rest", "uri": nessie.iceberg_uri, "warehouse": "nope"})
+    with pytest.raises(AdapterError) as err:
+        unknown.list_schemas()
+    assert str(err.value).startswith("catalog 'lake': cannot connect to ")
+    assert "Warehouse 'nope' is not known" in str(err.value) and "\n" not in str(err.value)
