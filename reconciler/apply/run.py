@@ -204,7 +204,7 @@ def apply_plan(
         state.release_lock(lock_name(project), run_id)
 
 
-def _preflight(ws: Workspace, plan: Plan, state: StateStore, run_id: str) -> None:
+def _preflight(ws: Target, plan: Plan, state: StateStore, run_id: str) -> None:
     """Each catalog's refusal of writes it cannot carry out at all (CatalogAdapter.preflight),
     before the first write of the run: the run is then refused, nothing written."""
     writes: dict[str, list[tuple[str, ViewId]]] = {}
