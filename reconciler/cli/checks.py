@@ -62,11 +62,11 @@ def diff(
     out_file: AlsoOut = None,
 ) -> None:
     """What the pending change does to each view's rows: live vs declared SQL on live data (Spark, read-only)."""
-    from reconciler.services import review
+    from reconciler.services import datareview
     s = session(ctx)
-    with progress.review(s.err) as shown:
-        request = review.DiffRequest(tuple(select or ()), base, where, sample, dependents)
-        report = review.diff(s.open(), request, shown)
+    with progress.data_review(s.err) as shown:
+        request = datareview.DiffRequest(tuple(select or ()), base, where, sample, dependents)
+        report = datareview.diff(s.open(), request, shown)
     s.show("diff", fmt, report, out_file)
     if report.errors:
         raise typer.Exit(1)
@@ -78,10 +78,10 @@ def check(ctx: typer.Context, select: Selects = None,
                                                        "deployed.")] = "declared",
           fmt: TestFormats = TestFormat.TEXT, out_file: AlsoOut = None) -> None:
     """Evaluate the views' `checks:` on live data (Spark, read-only); exit 1 when an error check fails."""
-    from reconciler.services import review
+    from reconciler.services import datareview
     s = session(ctx)
-    with progress.review(s.err) as shown:
-        report = review.check(s.open(), review.CheckRequest(tuple(select or ()), definition), shown)
+    with progress.data_review(s.err) as shown:
+        report = datareview.check(s.open(), datareview.CheckRequest(tuple(select or ()), definition), shown)
     s.show("check", fmt, report, out_file)
     if report.failed:
         raise typer.Exit(1)

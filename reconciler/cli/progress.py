@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from reconciler.core.model import ViewId
     from reconciler.plan.planner import Action
-    from reconciler.services.review import Progress
+    from reconciler.services.datareview import ReviewProgress
 
 Say = Callable[[str], None]
 
@@ -32,10 +32,10 @@ def actions(say: Say) -> Callable[[Action, str, str | None], None]:
 
 
 @contextmanager
-def review(say: Say) -> Iterator[Progress]:
+def data_review(say: Say) -> Iterator[ReviewProgress]:
     """Data review: the view, then Spark's stages, in place on a terminal; otherwise a line to
     `say` per view, and Spark's stages at most every 10 s."""
-    from reconciler.services.review import Progress
+    from reconciler.services.datareview import ReviewProgress
     tty = sys.stderr.isatty()
     state: dict[str, Any] = {"view": "", "last": 0.0}
 
@@ -57,6 +57,6 @@ def review(say: Say) -> Iterator[Progress]:
                                                for s in info.get("stages", [])), due)
 
     try:
-        yield Progress(view=view, stages=stages)
+        yield ReviewProgress(view=view, stages=stages)
     finally:
         line("", False)  # a terminal's line cleared

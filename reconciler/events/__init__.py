@@ -5,5 +5,6 @@ column lineage of each view read from its SQL.
 
 Modules: `model` (event shape, filters), `outbox` (state-store tables),
 `sinks` (delivery), `dispatch` (what apply calls), `lineage` (sqlglot),
-`openlineage` (RunEvents), `config` (sinks from viewsync.yaml).
+`openlineage` (RunEvents), `config` (sinks from viewsync.yaml), `commands` (the emitter of a
+config, and what `viewsync events` prints). May import `core`, `db` and `source` (the config).
 """

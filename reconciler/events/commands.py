@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -12,15 +13,17 @@ from sqlalchemy.engine import Engine
 from reconciler.events.config import build_sinks, catalog_kinds, sink_secrets
 from reconciler.events.dispatch import Emitter
 from reconciler.events.lineage import Lineage, lineage_of_spec
+from reconciler.source.config import Config
 
 
-def open_emitter(ws: Any, engine: Engine, views: Mapping[Any, Any] | None = None,
+def open_emitter(config: Config, root: Path, engine: Engine, views: Mapping[Any, Any] | None = None,
                  log: Callable[[str], None] | None = None) -> Emitter:
-    """The emitter of a workspace: its configured sinks, over the state store `engine`;
-    `views` (declared ViewId -> ViewSpec) lets lineage expand `SELECT *` over declared views."""
+    """The emitter of a repository: the sinks its `config` sets up (paths under `root`), over
+    the state store `engine`; `views` (declared ViewId -> ViewSpec) lets lineage expand
+    `SELECT *` over declared views."""
     known = {str(v): [c.name for c in spec.columns] for v, spec in (views or {}).items()}
-    return Emitter(engine, ws.config.project, build_sinks(ws.config, ws.root), catalog_kinds(ws.config), known, log,
-                   secrets=ws.config.secrets | sink_secrets(ws.config))
+    return Emitter(engine, config.project, build_sinks(config, root), catalog_kinds(config), known, log,
+                   secrets=config.secrets | sink_secrets(config))
 
 
 def declared_lineage(views: Mapping[Any, Any], view: Any) -> Lineage:

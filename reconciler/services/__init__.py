@@ -7,9 +7,9 @@ locations; a saved plan for `show`), `apply` (dirty check, repair, saved plans, 
 access re-check, the run), `validate`, `drift`, `history` (`history`, `audit`), `lineage`,
 `importer` (`viewsync import`), `codeowners`, `events` (the outbox listed, delivered),
 `lock` (`force-unlock`), `jars` (the pinned jars listed, fetched), `preview`, `viewtests`
-(`test`), `review` (`diff`, `check`, their events), and `spark` (`validate --spark`,
+(`test`), `datareview` (`diff`, `check`, their events), and `spark` (`validate --spark`,
 `plan --spark`, `impact`, `import --sources`).
 
-May import everything below it (`core` to `verify`, `render`) and `workspace`; only `cli/` imports it.
+May import every package below it and `workspace`; only `cli/` imports it.
 Heavy modules are imported inside the functions, after the catalogs' prefetch has started.
 """

@@ -145,7 +145,7 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     decl = ws.declarations()  # bad input stops here, before anything is written
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
     repair_before_plan(ws, ws.state(create=False), who, request.lock_timeout, ui.note,
-                       lambda store: open_emitter(ws, store.engine, decl.views, ui.warn))
+                       lambda store: open_emitter(ws.config, ws.root, store.engine, decl.views, ui.warn))
     if request.plan_file is not None:
         result = saved_plan.load(request.plan_file)
         verify_saved(ws, result, request.plan_file, decl)
@@ -161,12 +161,12 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     if not result.has_changes:
         outcome = ApplyOutcome(result, Status.NOTHING)
         ui.done(outcome)
-        _deliver_pending(open_emitter(ws, ws.state().engine, log=ui.warn), ui.warn)
+        _deliver_pending(open_emitter(ws.config, ws.root, ws.state().engine, log=ui.warn), ui.warn)
         return outcome
     if not ui.confirm(result):
         return ApplyOutcome(result, Status.CANCELLED)
     state = ws.state()
-    emitter = open_emitter(ws, state.engine, decl.views, ui.warn)
+    emitter = open_emitter(ws.config, ws.root, state.engine, decl.views, ui.warn)
     run = apply_plan(ws, result, state, who, info, request.lock_timeout, ui.progress, events=emitter,
                      on_note=ui.note)
     outcome = ApplyOutcome(result, Status.APPLIED, run)

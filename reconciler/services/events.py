@@ -50,4 +50,4 @@ def deliver(ws: Workspace, log: Callable[[str], None]) -> DeliveryReport:
     """
     from reconciler.events.commands import open_emitter
 
-    return open_emitter(ws, ws.state().engine, log=log).drain()
+    return open_emitter(ws.config, ws.root, ws.state().engine, log=log).drain()

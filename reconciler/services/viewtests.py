@@ -16,7 +16,7 @@ from reconciler.core.errors import Problem, UserError, ViewsyncError
 from reconciler.core.model import Column, ViewId
 from reconciler.core.secrets import redact
 from reconciler.source.declarations import Declarations
-from reconciler.source.review import EMPTY, ViewTest
+from reconciler.source.expectations import EMPTY, ViewTest
 from reconciler.verify import planning
 from reconciler.verify import sources as vsources
 from reconciler.viewtests import runner
@@ -40,7 +40,7 @@ def selected(decl: Declarations, pattern: str | None = None,
     for vid in sorted(decl.views, key=lambda v: (decl.where[v][0], decl.where[v][1])):
         if wanted is not None and vid not in wanted:
             continue
-        for t in decl.review.get(vid, EMPTY).tests:
+        for t in decl.expectations.get(vid, EMPTY).tests:
             if pattern is None or fnmatch.fnmatchcase(str(vid), pattern) \
                     or fnmatch.fnmatchcase(f"{vid}.{t.name}", pattern):
                 out.append((vid, t))
@@ -204,7 +204,7 @@ def announce(ws: Workspace, run_result: TestRun, ref: str | None, warn: Callable
     from reconciler.events.commands import open_emitter
     from reconciler.source import gitsrc
 
-    emitter = open_emitter(ws, ws.state().engine, log=warn)
+    emitter = open_emitter(ws.config, ws.root, ws.state().engine, log=warn)
     git = gitsrc.info(ws.root, ref).to_json()
     run_id = str(uuid.uuid4())
     emitter.emit(emitter.event(run_id, 0, model.TESTS_FINISHED, "tests", tests_event_data(run_result, git)))

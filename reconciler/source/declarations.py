@@ -19,8 +19,8 @@ import pydantic
 from reconciler.core import coltypes
 from reconciler.core.errors import Problem, ValidationFailed
 from reconciler.core.model import ViewId, ViewSpec, digest_of
+from reconciler.source import expectations as vexpect
 from reconciler.source import names, yamlsrc
-from reconciler.source import review as vreview
 from reconciler.source.config import VIEWS_DIR, Config, fast_schema, schema, schema_problems
 
 # (path relative to the repository, text or raw bytes) of each view file
@@ -35,7 +35,7 @@ class Declarations:
     schema_owners: dict[tuple[str, str], str] = field(default_factory=dict)  # a view file's top-level owner
     texts: dict[str, str] = field(default_factory=dict)  # file -> text, to locate later problems
     where: dict[ViewId, tuple[str, int]] = field(default_factory=dict)  # file, index in views
-    review: dict[ViewId, vreview.Review] = field(default_factory=dict)  # key, checks, tests (not the spec)
+    expectations: dict[ViewId, vexpect.Expectations] = field(default_factory=dict)  # key, checks, tests (not the spec)
     _nodes: dict[str, Any] = field(default_factory=dict, repr=False)  # composed files, for locating
 
     def locate(self, view: ViewId, path: tuple[str | int, ...]) -> tuple[str, int, int]:
@@ -175,7 +175,7 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
         if spec_problems:
             problems.extend(spec_problems)
             continue
-        body = {k: v for k, v in raw.items() if k != "name" and k not in vreview.FIELDS}
+        body = {k: v for k, v in raw.items() if k != "name" and k not in vexpect.FIELDS}
         if body.get("default_namespace") is None:  # the documented default: the view's own schema
             body["default_namespace"] = vid.namespace
         try:
@@ -184,14 +184,14 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
             for e in err.errors():
                 problems.append(at(("views", i, *e["loc"]), e["msg"]))
             continue
-        rev = vreview.parse(raw)
+        rev = vexpect.parse(raw)
         rev_problems = [at(("views", i, *path), message)
-                        for path, message in vreview.problems(rev, [c.name for c in spec.columns])]
+                        for path, message in vexpect.problems(rev, [c.name for c in spec.columns])]
         if rev_problems:
             problems.extend(rev_problems)
             continue
         decl.views[vid] = spec
-        decl.review[vid] = rev
+        decl.expectations[vid] = rev
         decl.origin[vid] = f"{rel} (views[{i}])"
         decl.where[vid] = (rel, i)
         decl.texts[rel] = text

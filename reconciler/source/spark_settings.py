@@ -1,5 +1,5 @@
 """The `spark:` section of viewsync.yaml: when and how the verifier runs, and (`spark.live`)
-how data review's Spark reads the live catalogs (reconciler/review/)."""
+how data review's Spark reads the live catalogs (reconciler/datareview/)."""
 
 from __future__ import annotations
 

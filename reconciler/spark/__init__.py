@@ -9,5 +9,5 @@
 - `errors`: `SparkUnavailable`, `SparkError`.
 
 A feature brings only its handlers (`verify/spark_ops.py`, `viewtests/spark_ops.py`,
-`review/spark_ops.py`) and its conf. Imports only `core`.
+`datareview/spark_ops.py`) and its conf. Imports only `core`.
 """

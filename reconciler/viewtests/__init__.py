@@ -7,6 +7,6 @@ SQL); `compare` sets what Spark returned against what the test expects; `runner`
 tests in the verifier's scratch Spark child (its `tests` operation: `spark_ops`);
 `result` and `render` are the report.
 
-May import `core`, `source` and `verify` (the scratch child it shares); never `workspace` (the use case
-is `services.viewtests`).
+May import `core` and `source`; never `workspace` (the use case, which starts the scratch
+child it shares with `verify`, is `services.viewtests`).
 """

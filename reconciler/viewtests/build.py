@@ -18,7 +18,7 @@ from reconciler.core import coltypes
 from reconciler.core import sql as vsql
 from reconciler.core.model import Column, ViewId, ViewSpec
 from reconciler.core.sql import spark_ident as q
-from reconciler.source.review import Given, ViewTest
+from reconciler.source.expectations import Given, ViewTest
 from reconciler.viewtests import fixtures, values
 from reconciler.viewtests.fixtures import FileReader, Issue, Row
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.core.coltypes import Prim, Type
-from reconciler.source.review import Expect
+from reconciler.source.expectations import Expect
 from reconciler.viewtests import values
 
 MAX_SHOWN = 20  # rows of each kind a report shows

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.source.review import Given, Path_
+from reconciler.source.expectations import Given, Path_
 
 MAX_FIXTURE_BYTES = 8 * 1024 * 1024
 FileReader = Callable[[str], str]  # repository-relative path -> text; raises OSError

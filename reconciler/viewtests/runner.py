@@ -24,7 +24,7 @@ from reconciler.core.errors import Problem
 from reconciler.core.model import Column, ViewId
 from reconciler.source import yamlsrc
 from reconciler.source.declarations import Declarations
-from reconciler.source.review import ViewTest
+from reconciler.source.expectations import ViewTest
 from reconciler.viewtests import build, compare, values
 from reconciler.viewtests.build import Prepared, Universe
 from reconciler.viewtests.fixtures import Issue

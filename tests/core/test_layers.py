@@ -44,8 +44,8 @@ def test_an_upward_import_breaks_the_layers(tree: Path) -> None:
 
 
 def test_a_spark_child_importing_viewsync_breaks_its_contract(tree: Path) -> None:
-    ops = tree / "reconciler" / "review" / "spark_ops.py"
+    ops = tree / "reconciler" / "datareview" / "spark_ops.py"
     ops.write_text(ops.read_text() + "\nfrom reconciler.core import sql as _not_in_another_python  # noqa\n")
     res = _lint(tree)
     assert res.returncode != 0
-    assert "reconciler.review.spark_ops -> reconciler.core.sql" in res.stdout
+    assert "reconciler.datareview.spark_ops -> reconciler.core.sql" in res.stdout

@@ -9,7 +9,7 @@ import pytest
 from reconciler.core import deps
 from reconciler.core.model import ViewId, ViewSpec
 from reconciler.preview.rewrite import rewrite
-from reconciler.services.review import _read_declared
+from reconciler.services.datareview import _read_declared
 
 
 def spec(sql: str, **extra: object) -> ViewSpec:

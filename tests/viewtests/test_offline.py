@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.core import coltypes
-from reconciler.source.review import Expect
+from reconciler.source.expectations import Expect
 from reconciler.viewtests import compare, values
 from tests.helpers.cli import run_cli
 from tests.helpers.repos import managed_config, write_repo
@@ -179,7 +179,7 @@ def test_tests_do_not_change_the_spec_digest(tmp_path: Path) -> None:
     with_tests = Workspace.open(repo).declarations_at(None)
     without = Workspace.open(plain.parents[2]).declarations_at(None)
     assert with_tests.digest() == without.digest()
-    assert sum(len(r.tests) for r in with_tests.review.values()) == 1
+    assert sum(len(r.tests) for r in with_tests.expectations.values()) == 1
 
 
 # ------------------------------------------------------------------ values and comparison

@@ -12,10 +12,10 @@ from typing import Any
 
 from reconciler.core import sql as vsql
 from reconciler.core.model import ViewId
-from reconciler.review import checksql, diffsql
-from reconciler.review.diffsql import Col, Layout
-from reconciler.review.model import CheckResult, ColumnChange, Numeric, Sample, SchemaDiff, ViewChecks, ViewDiff
-from reconciler.review.session import LiveSpark, OnProgress, SparkError
+from reconciler.datareview import checksql, diffsql
+from reconciler.datareview.diffsql import Col, Layout
+from reconciler.datareview.model import CheckResult, ColumnChange, Numeric, Sample, SchemaDiff, ViewChecks, ViewDiff
+from reconciler.datareview.session import LiveSpark, OnProgress, SparkError
 
 _names = itertools.count()
 Source = dict[str, Any]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from reconciler.core.sql import spark_ident as q
 from reconciler.core.sql import spark_string
-from reconciler.review.diffsql import Col
+from reconciler.datareview.diffsql import Col
 
 SAMPLE = 5
 KINDS = ("not_null", "unique", "accepted_values", "row_count", "relationships", "expression")

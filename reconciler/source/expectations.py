@@ -70,21 +70,21 @@ class ViewTest:
 
 
 @dataclass(frozen=True)
-class Review:
+class Expectations:
     key: tuple[str, ...] | None = None
     checks: tuple[Check, ...] = ()
     tests: tuple[ViewTest, ...] = field(default_factory=tuple)
 
 
-EMPTY = Review()
+EMPTY = Expectations()
 
 
-def parse(raw: dict[str, Any]) -> Review:
+def parse(raw: dict[str, Any]) -> Expectations:
     """The review fields of one schema-valid view mapping."""
     key = tuple(str(k) for k in raw["key"]) if raw.get("key") else None
     checks = tuple(_check(i, item) for i, item in enumerate(raw.get("checks") or []))
     tests = tuple(_test(i, item) for i, item in enumerate(raw.get("tests") or []))
-    return Review(key, checks, tests) if (key or checks or tests) else EMPTY
+    return Expectations(key, checks, tests) if (key or checks or tests) else EMPTY
 
 
 def _check(i: int, item: dict[str, Any]) -> Check:
@@ -109,21 +109,21 @@ def _test(i: int, item: dict[str, Any]) -> ViewTest:
     return ViewTest(str(item["name"]), i, given, expect, item.get("description"))
 
 
-def problems(review: Review, declared_columns: list[str]) -> Iterator[tuple[Path_, str]]:
+def problems(expected: Expectations, declared_columns: list[str]) -> Iterator[tuple[Path_, str]]:
     """(path within the view, message) for what the schema cannot see. Columns are checked
     only when the view declares them (otherwise Spark infers them, and `viewsync test` /
     `viewsync check` report unknown ones)."""
     known = {c.lower() for c in declared_columns}
     shown = ", ".join(declared_columns)
-    if review.key:
+    if expected.key:
         seen: set[str] = set()
-        for j, col in enumerate(review.key):
+        for j, col in enumerate(expected.key):
             if known and col.lower() not in known:
                 yield ("key", j), f"unknown column {col!r} (the view declares: {shown})"
             if col.lower() in seen:
                 yield ("key", j), f"column {col!r} is listed twice"
             seen.add(col.lower())
-    for c in review.checks:
+    for c in expected.checks:
         if known:
             for col in c.columns():
                 if col.lower() not in known:
@@ -140,7 +140,7 @@ def problems(review: Review, declared_columns: list[str]) -> Iterator[tuple[Path
         if c.kind == "row_count" and "min" in c.args and "max" in c.args and c.args["min"] > c.args["max"]:
             yield ("checks", c.index, "row_count"), f"min {c.args['min']} is above max {c.args['max']}"
     names: dict[str, int] = {}
-    for t in review.tests:
+    for t in expected.tests:
         if t.name in names:
             yield t.path("name"), f"duplicate test name {t.name!r} (also tests[{names[t.name]}])"
         names.setdefault(t.name, t.index)

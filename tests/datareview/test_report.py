@@ -14,9 +14,8 @@ import pytest
 
 from reconciler.adapters.jdbc import dialects
 from reconciler.core.model import ViewId
-from reconciler.jars import maven
-from reconciler.review import catalogs, render
-from reconciler.review.model import (
+from reconciler.datareview import catalogs, render
+from reconciler.datareview.model import (
     CheckReport,
     CheckResult,
     ColumnChange,
@@ -26,7 +25,8 @@ from reconciler.review.model import (
     ViewChecks,
     ViewDiff,
 )
-from reconciler.services import review as review_service
+from reconciler.jars import maven
+from reconciler.services import datareview as review_service
 from reconciler.source.config import load_config
 from reconciler.workspace import Workspace
 from tests.helpers.cli import run_cli

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.datareview.test_diff_hms import applied, declare
 from tests.helpers.cli import run_cli
 from tests.helpers.servers import backend_unavailable
 from tests.helpers.spark_cluster import ClusterUnavailable, standalone
-from tests.review.test_diff_hms import applied, declare
 
 pytestmark = pytest.mark.slow  # a metastore, a cluster and three Sparks
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from tests.datareview.conftest import review_repo, view, view_file
 from tests.helpers.cli import run_cli
 from tests.helpers.jars import fetched
-from tests.review.conftest import review_repo, view, view_file
 
 pytestmark = pytest.mark.slow  # starts a metastore and two Sparks
 

@@ -1,5 +1,5 @@
 """`viewsync diff` and `viewsync check`: data review on live data, by the review's read-only
-Spark (reconciler/review/). Which views, with which definitions, read through which catalog."""
+Spark (reconciler/datareview/). Which views, with which definitions, read through which catalog."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from reconciler.core.errors import UserError
 from reconciler.core.model import ViewId, ViewSpec
 
 if TYPE_CHECKING:
-    from reconciler.review.catalogs import Reader
-    from reconciler.review.model import CheckReport, DiffReport
-    from reconciler.review.session import LiveSpark
+    from reconciler.datareview.catalogs import Reader
+    from reconciler.datareview.model import CheckReport, DiffReport
+    from reconciler.datareview.session import LiveSpark
     from reconciler.source.declarations import Declarations
     from reconciler.workspace import Workspace
 
@@ -37,7 +37,7 @@ class CheckRequest:
 
 
 @dataclass(frozen=True)
-class Progress:
+class ReviewProgress:
     """What a use case reports while Spark works: `view(i, n, view, what)` once per view,
     `stages(info)` for Spark's active stages ({"stages": [{"stage", "done", "total"}]})."""
 
@@ -47,7 +47,7 @@ class Progress:
 
 def _review(decl: Declarations, vid: ViewId) -> Any:
     """The view's review declarations (key, checks), or None before they exist."""
-    return (getattr(decl, "review", None) or {}).get(vid)
+    return (getattr(decl, "expectations", None) or {}).get(vid)
 
 
 def key_of(decl: Declarations, vid: ViewId) -> tuple[str, ...] | None:
@@ -61,7 +61,7 @@ def checks_of(decl: Declarations, vid: ViewId) -> tuple[Any, ...]:
 
 
 def _spark(ws: Workspace, readers: Mapping[str, Reader]) -> LiveSpark:
-    from reconciler.review import catalogs, session
+    from reconciler.datareview import catalogs, session
 
     work = session.work_dir()
     conf = catalogs.session_conf(ws.config, dict(readers), work)
@@ -76,7 +76,7 @@ def _spark_info(ws: Workspace, spark: LiveSpark | None) -> dict[str, Any]:
             "driver_peak_rss_mb": round(rss) if spark and (rss := spark.peak_rss_mb()) else None}
 
 
-def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -> DiffReport:
+def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewProgress()) -> DiffReport:
     """The diff of every view the plan would create, update or drop (and, with `dependents`,
     every declared view reading one of them): live definition vs declared one over the same
     live tables, evaluated by the review's Spark, read-only. Its `view.diffed` events are
@@ -96,10 +96,10 @@ def diff(ws: Workspace, request: DiffRequest, progress: Progress = Progress()) -
         UserError: `base` is not a git ref; Spark cannot start.
         ViewsyncError: a catalog or, with event sinks, the state store cannot be read.
     """
+    from reconciler.datareview import catalogs, engine
+    from reconciler.datareview.model import DiffReport, ViewDiff
     from reconciler.plan.planner import PlanScope
     from reconciler.plan.scope import plan_options
-    from reconciler.review import catalogs, engine
-    from reconciler.review.model import DiffReport, ViewDiff
     from reconciler.source import gitsrc
 
     if request.sample < 0:
@@ -203,7 +203,7 @@ def _read_declared(sql: str, vid: ViewId, spec: ViewSpec, replaced: Mapping[View
     return tree.sql(dialect="spark")
 
 
-def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress()) -> CheckReport:
+def check(ws: Workspace, request: CheckRequest, progress: ReviewProgress = ReviewProgress()) -> CheckReport:
     """Every declared view's `checks:` on live data, all checks of a view in one scan; its
     `checks.finished` events are announced (`announce`).
 
@@ -222,8 +222,8 @@ def check(ws: Workspace, request: CheckRequest, progress: Progress = Progress())
     """
     import fnmatch
 
-    from reconciler.review import catalogs, engine
-    from reconciler.review.model import CheckReport
+    from reconciler.datareview import catalogs, engine
+    from reconciler.datareview.model import CheckReport
 
     if request.definition not in ("declared", "live"):
         raise UserError(f"--definition must be declared or live, not {request.definition!r}")
@@ -280,7 +280,7 @@ def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]
              ) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
     """(the source of each relationships check's `to` table (catalog.schema.table), why each
     relationships check whose table cannot be read cannot run)."""
-    from reconciler.review.catalogs import NotReadable
+    from reconciler.datareview.catalogs import NotReadable
 
     out: dict[int, dict[str, Any]] = {}
     unrunnable: dict[int, str] = {}
@@ -336,9 +336,9 @@ def announce(ws: Workspace, report: DiffReport | CheckReport) -> int:
         return 0
     import uuid
 
+    from reconciler.datareview import events as review_events
+    from reconciler.datareview.model import DiffReport
     from reconciler.events import commands as event_cmds
-    from reconciler.review import events as review_events
-    from reconciler.review.model import DiffReport
     from reconciler.source import gitsrc
 
     git = gitsrc.info(ws.root, None).to_json() or {}
@@ -347,7 +347,7 @@ def announce(ws: Workspace, report: DiffReport | CheckReport) -> int:
     if not items:
         return 0
     engine = ws.state().engine
-    emitter = event_cmds.open_emitter(ws, engine)
+    emitter = event_cmds.open_emitter(ws.config, ws.root, engine)
     run_id = str(uuid.uuid4())
     events = [emitter.event(run_id, seq, kind, subject, data) for seq, (kind, subject, data) in enumerate(items)]
     with engine.begin() as conn:

@@ -5,6 +5,6 @@ Modules: `catalogs` (the Spark conf and readers per catalog kind), `session` + `
 review's own Spark child and its operations, never the verifier's), `diffsql` and `checksql` (pure SQL
 builders), `engine` (one view's diff or checks on that Spark), `model` (results), `render`
 (text, Markdown, JSON, JUnit), `events` (CloudEvents and OpenLineage facets of the results).
-Imports `core`, `source` (config), `verify` (settings), `spark` (the child-process layer); used by
-`services/review.py`.
+Imports `core`, `source` (config, Spark settings), `adapters` (JDBC dialects), `jars` and `spark`
+(the child-process layer); used by `services/datareview.py`.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.review.model import CheckReport, DiffReport
+from reconciler.datareview.model import CheckReport, DiffReport
 
 DIFFED = "view.diffed"
 CHECKS_FINISHED = "checks.finished"

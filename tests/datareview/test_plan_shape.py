@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.review import checksql, diffsql, engine
-from reconciler.review.diffsql import Col, Layout
-from reconciler.review.session import LiveSpark, live_spark
+from reconciler.datareview import checksql, diffsql, engine
+from reconciler.datareview.diffsql import Col, Layout
+from reconciler.datareview.session import LiveSpark, live_spark
 
 pytestmark = pytest.mark.slow  # starts a Spark
 

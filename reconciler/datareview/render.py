@@ -6,7 +6,7 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from reconciler.review.model import CheckReport, CheckResult, DiffReport, Sample, ViewChecks, ViewDiff
+from reconciler.datareview.model import CheckReport, CheckResult, DiffReport, Sample, ViewChecks, ViewDiff
 
 SYMBOL = {"update": "~", "create": "+", "drop": "-", "dependent": "↳"}
 MAX_CELL = 60

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.datareview.conftest import metastore_state, review_repo, view, view_file
 from tests.helpers.cli import run_cli
-from tests.review.conftest import metastore_state, review_repo, view, view_file
 
 pytestmark = pytest.mark.slow  # starts a metastore and two Sparks
 
