@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from reconciler.core.engine import Engine, OnProgress
 from reconciler.core.errors import UserError
 from reconciler.spark.conf import INSTALL_JAVA, Archive
 from reconciler.spark.errors import SparkError, SparkUnavailable
 
 SERVE = Path(__file__).with_name("serve.py")
-OnProgress = Callable[[dict[str, Any]], None]  # what a child reports while a request runs
+__all__ = ["SERVE", "Launch", "Names", "OnProgress", "Pool", "SparkChild", "child_env", "work_dir"]
 
 
 @dataclass(frozen=True)
@@ -228,3 +229,7 @@ class Pool:
             children, self._children = list(self._children.values()), {}
         for child in children:
             child.close()
+
+
+def _is_an_engine(child: SparkChild) -> Engine:
+    return child  # mypy checks that a Spark child is an Engine (reconciler.core.engine)
