@@ -4,7 +4,7 @@ chain orders like a flat list); SQL is parsed only for the views visited."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TypeVar
 
 from reconciler.core import sql as vsql
@@ -20,7 +20,8 @@ def index(universe: Iterable[ViewId]) -> dict[Key, ViewId]:
     return {(v.catalog.lower(), v.schema.lower(), v.name.lower()): v for v in universe}
 
 
-def candidates(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec) -> list[Key]:
+def candidates(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec,
+               catalogs: Collection[str] | None = None) -> list[Key]:
     """The (catalog, namespace, name) keys, lower case, that a table reference `parts` in `view`'s
     SQL may mean, first match wins. The one resolution of references: the dependency order, the
     preview rewrite and the data review's dependents all use it.
@@ -28,14 +29,23 @@ def candidates(parts: tuple[str, ...] | list[str], view: ViewId, spec: ViewSpec)
     One part is a name in the view's default namespace (its own schema unless it declares one);
     two parts are namespace.name; three or more are catalog.namespace....name. One or two parts
     look in the view's default catalog first, then in its own.
+
+    With `catalogs` (the configured ones), a default catalog that is not configured is not
+    looked in, and three or more parts whose first is not a configured catalog are a nested
+    namespace in the view's default catalog, as Spark reads them.
     """
     namespace = ".".join(spec.default_namespace) if spec.default_namespace else view.schema
     catalog = spec.default_catalog or view.catalog
     low = [p.lower() for p in parts]
+    known = None if catalogs is None else {c.lower() for c in catalogs}
+    if known is not None and catalog.lower() not in known:
+        catalog = view.catalog
     if len(low) == 1:
         return [(catalog.lower(), namespace.lower(), low[0]), (view.catalog.lower(), namespace.lower(), low[0])]
     if len(low) == 2:
         return [(catalog.lower(), low[0], low[1]), (view.catalog.lower(), low[0], low[1])]
+    if known is not None and low[0] not in known:
+        return [(catalog.lower(), ".".join(low[:-1]), low[-1])]
     return [(low[0], ".".join(low[1:-1]), low[-1])]
 
 

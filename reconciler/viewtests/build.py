@@ -16,6 +16,7 @@ from typing import Any
 
 from reconciler.core import coltypes
 from reconciler.core import sql as vsql
+from reconciler.core.deps import candidates
 from reconciler.core.model import Column, ViewId, ViewSpec
 from reconciler.core.sql import spark_ident as q
 from reconciler.source.expectations import Given, ViewTest
@@ -49,15 +50,9 @@ class Universe:
 
 
 def resolve(parts: tuple[str, ...], vid: ViewId, spec: ViewSpec, catalogs: frozenset[str]) -> Key:
-    """The object a name in `vid`'s SQL means: relative to its default catalog and namespace."""
-    home = spec.default_catalog if spec.default_catalog and spec.default_catalog in catalogs else vid.catalog
-    namespace = ".".join(spec.default_namespace) if spec.default_namespace else vid.schema
-    if len(parts) == 1:
-        return _k(home, namespace, parts[0])
-    if len(parts) == 2:
-        return _k(home, parts[0], parts[1])
-    catalog = parts[0] if parts[0] in catalogs else vid.catalog
-    return _k(catalog, ".".join(parts[1:-1]), parts[-1])
+    """The object a name in `vid`'s SQL means: the first of core.deps' candidates, among the
+    configured catalogs (a test reads fixture rows, so there is no second place to look)."""
+    return candidates(parts, vid, spec, catalogs)[0]
 
 
 @dataclass

@@ -39,3 +39,21 @@ def test_the_preview_rewrite_uses_the_same_resolution() -> None:
     out = rewrite("SELECT * FROM orders_v", "spark", READER, s,
                   {TARGET: ViewId("lake", "sales.eu__pr1", "orders_v")})
     assert "pr1" in out, out
+
+
+@pytest.mark.parametrize(("parts", "extra", "key"), [
+    (("orders_v",), {}, ("lake", "sales.eu", "orders_v")),
+    (("sales", "orders_v"), {}, ("lake", "sales", "orders_v")),
+    (("lake", "sales", "orders_v"), {}, ("lake", "sales", "orders_v")),  # a configured catalog first
+    (("sales", "eu", "orders_v"), {}, ("lake", "sales.eu", "orders_v")),  # no such catalog: a nested namespace
+    (("orders_v",), {"default_catalog": "nowhere"}, ("lake", "sales.eu", "orders_v")),  # not configured
+])
+def test_a_view_test_reads_the_object_the_planner_would(parts: tuple[str, ...], extra: dict,
+                                                        key: tuple[str, str, str]) -> None:
+    """View tests (viewtests.build.resolve) take the first of the same candidates, among the
+    configured catalogs."""
+    from reconciler.viewtests.build import resolve
+
+    s = spec("SELECT 1 AS x", **extra)
+    assert resolve(parts, READER, s, frozenset({"lake"})) == key
+    assert deps.candidates(parts, READER, s, {"lake"})[0] == key
