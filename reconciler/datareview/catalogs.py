@@ -11,7 +11,10 @@
   tables as `<catalog>.<schema>.<table>` through Spark's
   JDBCTableCatalog, and a view's own SQL evaluated by the database (the JDBC `query` option)
   in a read-only session.
-- `glue`, `managed`: not readable by this Spark (each reader's `unreadable` says why).
+- `managed`: the store holds view definitions only; the tables its views read are read from
+  the files the `sources/` files give them (`location`, `format`: datareview/files.py), each a
+  temporary view the view's rewritten SQL reads. Without any, its views are skipped, said why.
+- `glue`: not readable by this Spark (`unreadable` says why).
 
 Each kind is one `Reader` subclass in `READERS`; a JDBC database's driver, URL and read-only
 session come from its dialect (adapters/jdbc/dialects.py).
@@ -19,6 +22,7 @@ session come from its dialect (adapters/jdbc/dialects.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,9 +30,11 @@ from typing import Any, ClassVar
 from reconciler.adapters.jdbc.dialects import DATABASES, Database
 from reconciler.core.model import ViewId, ViewSpec
 from reconciler.core.sql import spark_ident as q
+from reconciler.datareview.files import FileCatalog, MissingData
 from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
 from reconciler.source.spark_settings import LiveCatalog, LiveSettings
+from reconciler.verify.sources import Sources
 
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
 ICEBERG_PACKAGE = maven.artifact("iceberg-spark-runtime-3.5").coordinate
@@ -55,6 +61,7 @@ class Reader:
 
     kind: ClassVar[str]
     unreadable: ClassVar[str] = "data review does not read this kind of catalog"
+    resolves_references: ClassVar[bool] = False  # query_source itself reads `replaced` views' declared results
 
     name: str
     spark_name: str | None = None  # the name Spark SQL gives it (None: not addressable in Spark SQL)
@@ -69,12 +76,14 @@ class Reader:
         raises NotReadable when this one cannot be read."""
         raise NotReadable(f"catalog {self.name!r} ({cat.type}): {self.unreadable}")
 
-    def query_source(self, vid: ViewId, spec: ViewSpec) -> tuple[dict[str, Any], str | None]:
+    def query_source(self, vid: ViewId, spec: ViewSpec, replaced: Mapping[ViewId, str] | None = None
+                     ) -> tuple[dict[str, Any], str | None]:
         """The source the worker registers for this view's query, and a note when its SQL was
-        transpiled (a generated representation). Raises NotReadable."""
+        transpiled (a generated representation); `replaced`: changed views whose declared results
+        (temporary views) the query reads instead, when `resolves_references`. Raises NotReadable."""
         if self.unsupported:
             raise NotReadable(self.unsupported)
-        sql, note = _sql_in(spec, vid, "spark")
+        sql, note = sql_in(spec, vid, "spark")
         use = [self.spark_name or "spark_catalog", *(spec.default_namespace or [vid.schema])]
         return {"kind": "sql", "sql": sql, "use": use, "columns": [c.name for c in spec.columns]}, note
 
@@ -83,6 +92,11 @@ class Reader:
         if self.unsupported:
             raise NotReadable(self.unsupported)
         return f"SELECT * FROM {q(self.spark_name or 'spark_catalog')}.{q(schema)}.{q(table)}"
+
+    def table_source(self, schema: str, table: str) -> dict[str, Any]:
+        """The source the worker registers for a table of this catalog (a relationships check's
+        `to`). Raises NotReadable."""
+        return {"kind": "sql", "sql": self.table_sql(schema, table), "use": []}
 
 
 class HmsReader(Reader):
@@ -133,12 +147,13 @@ class JdbcReader(Reader):
             if key in jdbc.options:
                 self.conf[f"{prefix}.{key}"] = jdbc.options[key]
 
-    def query_source(self, vid: ViewId, spec: ViewSpec) -> tuple[dict[str, Any], str | None]:
+    def query_source(self, vid: ViewId, spec: ViewSpec, replaced: Mapping[ViewId, str] | None = None
+                     ) -> tuple[dict[str, Any], str | None]:
         if self.unsupported:
             raise NotReadable(self.unsupported)
         assert self.jdbc is not None
         db = self.jdbc.database
-        sql, note = _sql_in(spec, vid, db.name)
+        sql, note = sql_in(spec, vid, db.name)
         ns = (spec.default_namespace or [vid.schema])[0]
         options = {**self.jdbc.options, "sessionInitStatement": db.session_init(ns)}
         url = self.jdbc.url
@@ -154,17 +169,58 @@ class GlueReader(Reader):
                   "data review does not read glue catalogs (their views are skipped with this note)")
 
 
+@dataclass
 class ManagedReader(Reader):
+    """The store holds definitions only: the tables its views read are files the `sources/`
+    files locate (`files`), temporary views of the session; a view's SQL is rewritten to read them."""
+
     kind = "managed"
-    unreadable = ("a managed store holds view definitions only: its views are SQL over tables this Spark "
-                  "cannot see, so data review skips them")
+    resolves_references = True
+    files: FileCatalog | None = None
+
+    def configure(self, cat: CatalogConfig, live: LiveSettings, others: list[Reader]) -> None:
+        if self.files is None or not self.files.data:
+            raise NotReadable(no_data(self.name))
+
+    def query_source(self, vid: ViewId, spec: ViewSpec, replaced: Mapping[ViewId, str] | None = None
+                     ) -> tuple[dict[str, Any], str | None]:
+        if self.unsupported:
+            raise NotReadable(self.unsupported)
+        assert self.files is not None
+        sql, note = sql_in(spec, vid, "spark")
+        try:
+            source, notes = self.files.query(vid, spec, sql, replaced)
+        except MissingData as exc:
+            raise NotReadable(str(exc)) from None
+        said = [n for n in [note, *notes] if n]
+        return source, "; ".join(dict.fromkeys(said)) or None
+
+    def table_source(self, schema: str, table: str) -> dict[str, Any]:
+        if self.unsupported:
+            raise NotReadable(self.unsupported)
+        assert self.files is not None
+        try:
+            return self.files.table(schema, table)
+        except MissingData as exc:
+            raise NotReadable(str(exc)) from None
+
+    def table_sql(self, schema: str, table: str) -> str:
+        raise NotReadable(f"catalog {self.name!r} (managed): its tables are read as files (table_source)")
+
+
+def no_data(catalog: str) -> str:
+    """Why a managed catalog's views are skipped, and what to configure."""
+    return (f"catalog {catalog!r} (managed): a managed store holds view definitions only, and no table "
+            f"in sources/{catalog}/ declares its data; give the tables its views read a `location` (a path "
+            f"in the repository or a URI Spark reads) and a `format` (parquet, csv, json, orc...) in "
+            f"sources/{catalog}/<schema>.yaml, and data review reads them")
 
 
 READERS: dict[str, type[Reader]] = {r.kind: r for r in (HmsReader, IcebergRestReader, JdbcReader, GlueReader,
                                                          ManagedReader)}
 
 
-def _sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]:
+def sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]:
     """The view's SQL in `dialect`: its own representation, else one transpiled by sqlglot (said)."""
     wanted = SPARK_DIALECTS if dialect == "spark" else (dialect,)
     for d in wanted:
@@ -232,8 +288,9 @@ def _jars(catalog: str, configured: list[str]) -> list[str]:
     return out
 
 
-def readers(config: Config) -> dict[str, Reader]:
-    """A reader per configured catalog; those Spark cannot read carry `unsupported`."""
+def readers(config: Config, sources: Sources | None = None, root: Path | None = None) -> dict[str, Reader]:
+    """A reader per configured catalog; those Spark cannot read carry `unsupported`. `sources`
+    (the repository's sources/ files, under `root`) locate the data of managed catalogs' tables."""
     live = config.spark.live
     out: dict[str, Reader] = {}
     for name, cat in sorted(config.catalogs.items()):
@@ -241,6 +298,10 @@ def readers(config: Config) -> dict[str, Reader]:
         r = READERS.get(cat.type, Reader)(name, conf=dict(extra.conf), packages=list(extra.packages))
         try:
             r.jars = _jars(name, list(extra.jars))
+            if isinstance(r, ManagedReader) and sources is not None and root is not None:
+                configured = (*r.jars, *r.packages, live.conf.get("spark.jars", ""),
+                              live.conf.get("spark.jars.packages", ""))
+                r.files = FileCatalog.of(name, sources, root, tuple(config.catalogs), configured)
             r.configure(cat, live, list(out.values()))
         except NotReadable as exc:
             r.unsupported = str(exc)

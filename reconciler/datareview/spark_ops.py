@@ -1,6 +1,7 @@
 """Data review's operations in its Spark child (reconciler/spark/serve.py), a session pointed at the
 LIVE catalogs (the Hive Metastore as Spark's session catalog, Iceberg's SparkCatalog, JDBC
-databases through Spark's JDBC source) and answers read-only jobs.
+databases through Spark's JDBC source, a managed catalog's tables as the files sources/ locates)
+and answers read-only jobs.
 
 It is never the verifier's child (verify/spark_ops.py), whose session has a throwaway in-memory
 catalog: the verifier must never share a session that points at a live metastore. This file
@@ -13,8 +14,12 @@ that is not a query cannot parse; JDBC sessions start with a read-only transacti
 
 Requests (while a query runs, progress lines come before its answer):
     {"op": "register", "name", "source": {"kind": "sql", "sql", "use": [part, ...]} |
-                                         {"kind": "jdbc", "url", "query", "options": {...}}
-                                         (either with "columns": [names] to rename the result)}
+                                         {"kind": "jdbc", "url", "query", "options": {...}} |
+                                         {"kind": "file", "location", "format", "options": {...},
+                                          "schema": StructType JSON | null}
+                                         (any with "columns": [names] to rename the result, and
+                                         "inputs": [{"name", "source"}, ...], temporary views
+                                         registered first, in order, for its SQL to read)}
         -> {"schema": [{"name", "type", "numeric"}]} | {"error": {"class", "message"}}
     {"op": "observe", "name", "sql", "metrics": ["<aggregate> AS <name>", ...]}
         -> {"schema": [...]} | {"error": ...}   (`name`: a temporary view of the query whose
@@ -91,22 +96,37 @@ class Live:
 
     def register(self, name: str, source: dict[str, Any]) -> dict[str, Any]:
         try:
-            if source["kind"] == "jdbc":
-                reader = self.spark.read.format("jdbc").option("url", source["url"])
-                for key, value in (source.get("options") or {}).items():
-                    reader = reader.option(key, value)
-                df = reader.option("query", source["query"]).load()
-            else:
-                self._use(source.get("use") or [])
-                sql = source["sql"].strip().rstrip(";")
-                df = self.spark.sql(f"SELECT * FROM (\n{sql}\n) AS `__vs_q`")
-            names = source.get("columns")
-            if names and len(names) == len(df.columns):  # the view's declared names, as the view shows them
-                df = df.toDF(*names)
+            for item in source.get("inputs") or []:
+                self._frame(item["source"]).createOrReplaceTempView(item["name"])
+            df = self._frame(source)
             df.createOrReplaceTempView(name)
             return {"schema": _schema(df)}
         except self.errors as exc:
             return {"error": self.child.error(exc)}
+
+    def _frame(self, source: dict[str, Any]) -> Any:
+        if source["kind"] == "jdbc":
+            reader = self.spark.read.format("jdbc").option("url", source["url"])
+            for key, value in (source.get("options") or {}).items():
+                reader = reader.option(key, value)
+            df = reader.option("query", source["query"]).load()
+        elif source["kind"] == "file":  # reading files writes nothing
+            from pyspark.sql.types import StructType
+
+            reader = self.spark.read.format(source["format"])
+            for key, value in (source.get("options") or {}).items():
+                reader = reader.option(key, value)
+            if source.get("schema"):
+                reader = reader.schema(StructType.fromJson(source["schema"]))
+            df = reader.load(source["location"])
+        else:
+            self._use(source.get("use") or [])
+            sql = source["sql"].strip().rstrip(";")
+            df = self.spark.sql(f"SELECT * FROM (\n{sql}\n) AS `__vs_q`")
+        names = source.get("columns")
+        if names and len(names) == len(df.columns):  # the view's declared names, as the view shows them
+            df = df.toDF(*names)
+        return df
 
     def observe(self, name: str, sql: str, metrics: list[str]) -> dict[str, Any]:
         """Register `name` as `sql` with `metrics` observed (Dataset.observe, Spark >= 3.3): the

@@ -60,6 +60,30 @@ def checks_of(decl: Declarations, vid: ViewId) -> tuple[Any, ...]:
     return tuple(getattr(_review(decl, vid), "checks", ()) or ())
 
 
+def _readers(ws: Workspace) -> dict[str, Reader]:
+    """A reader per configured catalog; a managed catalog's tables read from the files `sources/` gives them."""
+    from reconciler.datareview import catalogs
+    from reconciler.verify import sources as vsources
+
+    return catalogs.readers(ws.config, vsources.read(ws.root), ws.root)
+
+
+def _file_catalogs_read(readers: Mapping[str, Reader], decl: Declarations, live: Mapping[ViewId, ViewSpec]) -> None:
+    """Give each managed catalog read from files the views its views may read: live, else declared."""
+    from reconciler.datareview.catalogs import ManagedReader
+
+    declared = {v: d.resolved(v) for v, d in decl.views.items()}
+    for r in readers.values():
+        if isinstance(r, ManagedReader) and r.files is not None and not r.unsupported:
+            r.files.set_views(live, declared)
+
+
+def _file_catalogs(readers: Mapping[str, Reader]) -> set[str]:
+    from reconciler.datareview.catalogs import ManagedReader
+
+    return {n for n, r in readers.items() if isinstance(r, ManagedReader) and not r.unsupported}
+
+
 def _spark(ws: Workspace, readers: Mapping[str, Reader]) -> LiveSpark:
     from reconciler.datareview import catalogs, session
 
@@ -113,7 +137,11 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
 
         changed = {c.view for c in declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)}
         actions = [a for a in actions if a.view in changed]
-    readers = catalogs.readers(ws.config)
+    readers = _readers(ws)
+    from reconciler.verify import planning
+
+    live_now = planning.live_views(snapshots)
+    _file_catalogs_read(readers, decl, {v: lv.spec for v, lv in live_now.items()})
     report = DiffReport(where=request.where, sample=request.sample)
     todo: list[tuple[ViewId, str, ViewSpec | None, ViewSpec | None]] = []
     for act in actions:
@@ -121,9 +149,9 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
         todo.append((act.view, kind, act.before if kind != "create" else None,
                      act.desired if kind != "drop" else None))
     if request.dependents and todo:
-        from reconciler.verify import impact, planning
+        from reconciler.verify import impact
 
-        live = planning.live_views(snapshots)
+        live = live_now
         changed_ids = [v for v, kind, _, _ in todo if kind != "drop"]
         deps: set[ViewId] = set().union(*impact.dependents(changed_ids, decl.views, live).values()) \
             if changed_ids else set()
@@ -173,10 +201,10 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
 
 def _source(reader: Reader, vid: ViewId, spec: ViewSpec, notes: list[str],
             replaced: Mapping[ViewId, str] | None = None) -> dict[str, Any]:
-    source, note = reader.query_source(vid, spec)
+    source, note = reader.query_source(vid, spec, replaced)
     if note:
         notes.append(note)
-    if replaced and source["kind"] == "sql":
+    if replaced and source["kind"] == "sql" and not reader.resolves_references:
         source = {**source, "sql": _read_declared(source["sql"], vid, spec, replaced)}
     return source
 
@@ -236,13 +264,17 @@ def check(ws: Workspace, request: CheckRequest, progress: ReviewProgress = Revie
         announce(ws, report)
         return report
     live: dict[ViewId, Any] = {}
-    if request.definition == "live":
+    readers = _readers(ws)
+    files = _file_catalogs(readers) & {v.catalog for v in views}
+    if request.definition == "live" or files:
         from reconciler.verify import planning
 
-        snapshots = ws.fetch(sorted({v.catalog for v in views}), {(v.catalog, v.schema) for v in views},
+        fetched = {v.catalog for v in views} if request.definition == "live" else files
+        schemas = {(c, s) for c in files for (c2, s) in ((v.catalog, v.schema) for v in decl.views) if c2 == c}
+        snapshots = ws.fetch(sorted(fetched), {(v.catalog, v.schema) for v in views if v.catalog in fetched} | schemas,
                              all_schemas=False)
         live = planning.live_views(snapshots)
-    readers = catalogs.readers(ws.config)
+        _file_catalogs_read(readers, decl, {v: lv.spec for v, lv in live.items()})
     spark: LiveSpark | None = None
     for n, vid in enumerate(views, 1):
         reader = readers.get(vid.catalog)
@@ -298,7 +330,7 @@ def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]
             unrunnable[c.index] = f"unknown catalog {target.catalog!r} in {to!r}"
             continue
         try:
-            out[c.index] = {"kind": "sql", "sql": reader.table_sql(target.schema, target.name), "use": []}
+            out[c.index] = reader.table_source(target.schema, target.name)
         except NotReadable as exc:
             unrunnable[c.index] = f"{to} cannot be read: {exc}"
     return out, unrunnable

@@ -3,12 +3,19 @@
 For offline CI and for catalogs Spark cannot see, these files give the verifier
 the columns of the tables views read (same column grammar as views).
 `viewsync import --sources` writes them from a live catalog.
+
+A table may also say where its data is (`location` and `format`): a managed catalog's
+views are then data-reviewed over those files (reconciler/datareview/files.py). A local
+location is a path inside the repository: a pull request's sources file must not make data
+review read other files of the machine it runs on into its report.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reconciler.core import coltypes
@@ -21,12 +28,30 @@ SOURCES_DIR = "sources"
 SCHEMA_FILE = "sources-file.schema.json"
 
 TableKey = tuple[str, str, str]  # (catalog, schema, table), lower-cased
+URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # s3a://, abfss://, hdfs://...
+
+
+@dataclass(frozen=True)
+class TableData:
+    """Where a table's data is: `location` as written (a URI, or a path relative to the
+    repository's root), Spark's `format` and reader `options`; `at` is file:line:col of the
+    location, for messages about it."""
+
+    location: str
+    format: str
+    options: dict[str, str]
+    at: str
+
+    @property
+    def is_local(self) -> bool:
+        return not URI.match(self.location)
 
 
 @dataclass
 class Sources:
     tables: dict[TableKey, list[Column]] = field(default_factory=dict)
     origin: dict[TableKey, str] = field(default_factory=dict)
+    data: dict[TableKey, TableData] = field(default_factory=dict)
 
     def get(self, catalog: str, schema_name: str, table: str) -> list[Column] | None:
         return self.tables.get((catalog.lower(), schema_name.lower(), table.lower()))
@@ -91,7 +116,49 @@ def _load_file(rel: str, text: str, out: Sources) -> list[Problem]:
                 problems.append(at(("tables", i, "columns", j, "type"), str(err).splitlines()[0]))
         out.tables[key] = columns
         out.origin[key] = f"{rel} (tables[{i}])"
+        problems.extend(_data(table, i, key, rel, at, out))
     return problems
+
+
+def _data(table: dict[str, Any], i: int, key: TableKey, rel: str,
+          at: Callable[[tuple[str | int, ...], str], Problem], out: Sources) -> list[Problem]:
+    """The table's `location` and `format`, checked (both or neither; a local path stays in
+    the repository), into `out.data`."""
+    location, fmt = table.get("location"), table.get("format")
+    if location is None and fmt is None:
+        if "options" in table:
+            return [at(("tables", i, "options"), "options are for reading `location`, which is not set")]
+        return []
+    if location is None or fmt is None:
+        have, need = ("location", "format") if fmt is None else ("format", "location")
+        what = "parquet, csv, json, orc, delta or iceberg" if need == "format" else "where the data is"
+        return [at(("tables", i, have), f"{have} needs {need} ({what})")]
+    why = _local_problem(location)
+    if why:
+        return [at(("tables", i, "location"), why)]
+    options = {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+               for k, v in (table.get("options") or {}).items()}
+    problem = at(("tables", i, "location"), "")
+    out.data[key] = TableData(location, fmt, options, f"{problem.file}:{problem.line}:{problem.column}")
+    return []
+
+
+def _local_problem(location: str) -> str | None:
+    """Why a location is refused, or None: a local one is a relative path that stays in the repository."""
+    if location != location.strip():
+        return f"location {location!r} begins or ends with white space"
+    if location.lower().startswith("file:"):
+        return (f"location {location!r}: a local location is a path relative to the repository's root "
+                "(data review reads no file outside the repository)")
+    if URI.match(location):
+        return None
+    path = PurePosixPath(location.replace("\\", "/"))
+    if path.is_absolute() or re.match(r"^[A-Za-z]:", location):
+        return (f"location {location!r} is an absolute path: a local location is a path relative to the "
+                "repository's root (data review reads no file outside the repository)")
+    if ".." in path.parts:
+        return f"location {location!r} leaves the repository ('..'): a local location stays inside it"
+    return None
 
 
 def document(catalog: str, schema_name: str, tables: dict[str, list[Column]]) -> dict[str, Any]:
