@@ -19,8 +19,8 @@ def _n(v: Any) -> str:
         return str(v).lower()
     if isinstance(v, int):
         return f"{v:,}"
-    if isinstance(v, float):
-        return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, float):  # 4 significant digits below 1,000; cents up to a million (no 2.148e+04)
+        return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.2f}" if abs(v) < 1e6 else f"{v:,.0f}"
     return str(v)
 
 
@@ -194,8 +194,20 @@ def checks_text(report: CheckReport) -> str:
     skipped = sum(v.status == "skipped" for v in report.views)
     lines.append(f"Checks ({report.definition} definitions): {s['pass']} passed, {s['fail']} failed, {s['warn']} "
                  f"warning(s), {s['error']} error(s)" + (f", {skipped} view(s) skipped" if skipped else "") + ".")
+    if skipped:
+        lines.append(skipped_line(report))
     lines += [f"Note: {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
+
+
+def skipped_line(report: CheckReport) -> str:
+    """Why a report whose checks all passed still fails: views skipped, their checks not run."""
+    views = [v for v in report.views if v.status == "skipped"]
+    names = ", ".join(str(v.view) for v in views)
+    n = sum(len(v.checks) for v in views)
+    return (f"Failed: {names} {'was' if len(views) == 1 else 'were'} skipped, so {n} check(s) did not run, and "
+            f"a check that did not run fails `viewsync check`: configure what the SKIPPED line names, or "
+            f"leave {'it' if len(views) == 1 else 'them'} out with --select.")
 
 
 def checks_markdown(report: CheckReport) -> str:
@@ -203,6 +215,8 @@ def checks_markdown(report: CheckReport) -> str:
     out = ["### Data checks", "",
            f"{s['pass']} passed, {s['fail']} failed, {s['warn']} warning(s), {s['error']} error(s) "
            f"({report.definition} definitions).", ""]
+    if any(v.status == "skipped" for v in report.views):
+        out += [f"❌ {_md(skipped_line(report))}", ""]
     for v in report.views:
         if v.status != "ok":
             out += [f"- `{v.view}`: **{v.status}**: {_md(v.message)}"]
