@@ -77,3 +77,40 @@ def test_main_command_on_a_fresh_clone(tmp_path: Path) -> None:
     assert "Apply complete: 6 applied" in res.stdout
     again = subprocess.run(["viewsync", "plan", "--detailed-exitcode"], cwd=clone, capture_output=True, text=True)
     assert again.returncode == 0 and "No changes" in again.stdout
+
+
+def _data_review_demo() -> tuple[list[str], list[str]]:
+    """The commands the README's Data review section starts with, and the output lines it shows."""
+    section = (ROOT / "README.md").read_text().split("## Data review", 1)[1].split("\n## ", 1)[0]
+    commands = re.search(r"```sh\n(.*?)\n```", section, re.S)
+    shown = re.search(r"```text\n(.*?)\n```", section, re.S)
+    assert commands and shown and section.index(commands[0]) < section.index("Tests run on fixture rows")
+    return [c.strip() for c in commands[1].splitlines() if c.strip()], shown[1].splitlines()
+
+
+def test_data_review_demo_on_a_fresh_clone(tmp_path: Path) -> None:
+    """Issue 43: on a fresh clone, README command 1 then the Data review demo: `diff` shows the
+    filter change's rows and `check` runs the sample's checks and passes, with no server (the
+    sample's tables are files in the repository) and nothing but Java."""
+    if shutil.which("git") is None or shutil.which("viewsync") is None or shutil.which("perl") is None:
+        raise AssertionError("git, perl and the installed viewsync console script are required")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    shutil.rmtree(clone / ".viewsync", ignore_errors=True)
+    main_cmd = _commands()[0].split("&&", 1)[1]  # the install step already ran for this test session
+    res = subprocess.run(main_cmd, shell=True, cwd=clone, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+    commands, shown = _data_review_demo()
+    assert commands[0] == "python3 -m pip install -e '.[spark]'"  # this test session has the Spark extra
+    assert commands[-2:] == ["viewsync diff", "viewsync check"]
+    out = ""
+    for command in commands[1:]:
+        done = subprocess.run(command, shell=True, cwd=clone, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
+        out += done.stdout
+    for line in shown:
+        assert line in out, f"the README shows {line!r}; the demo printed:\n{out}"
+    diff_out = out.split("Diffed ", 1)[0]
+    assert "added 39" in diff_out and "SKIPPED" not in out
+    assert " 0 failed, " in out and "skipped" not in out.split("Checks (", 1)[1]
