@@ -49,6 +49,13 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
     problems, warnings = validity.check(decl)
     from reconciler.services import viewtests
 
+    if request.ref is None:  # sources/ files (columns, where data is): located errors without tests too
+        from reconciler.verify import sources as vsources
+
+        try:
+            vsources.read(ws.root)
+        except ValidationFailed as exc:
+            problems += exc.problems
     problems += viewtests.problems(ws, decl, request.ref)  # tests: inputs, columns, values, CSV
     policy = access_hooks.policy_at(ws.root, ws.config.path, request.ref)
     if policy is not None and request.ref is None:

@@ -198,3 +198,12 @@ def test_a_missing_local_file_is_located(tmp_path: Path) -> None:
     assert res.code == 1
     assert re.search(r"SKIPPED: sources/local/sales\.yaml:\d+:\d+: location 'data/orders\.csv': no such file or "
                      r"directory", res.out), res.out
+
+
+def test_validate_reports_a_bad_location_even_without_tests(tmp_path: Path) -> None:
+    repo = files_repo(tmp_path, "SELECT order_id FROM sales.orders",
+                      tables=[{"name": "orders", "location": "../orders.csv", "format": "csv", "columns": ORDERS}])
+    res = run_cli(repo, "validate")
+    assert res.code == 1
+    assert re.search(r"sources/local/sales\.yaml:\d+:\d+: tables\[0\]\.location: location '\.\./orders\.csv' "
+                     r"leaves the repository", res.text), res.text
