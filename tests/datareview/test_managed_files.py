@@ -142,7 +142,7 @@ def files_repo(tmp_path: Path, sql: str, tables: list[dict[str, Any]] | None = N
             "checks": [{"not_null": ["order_id", "amount"]}, {"unique": ["order_id"]},
                        {"relationships": {"column": "customer_id", "to": "local.crm.customers", "field": "id"}}]}
     reader = {"name": "customer_count", "representations": [{"dialect": "spark", "sql":
-              "SELECT COUNT(DISTINCT customer_id) AS n FROM paid_orders"}]}
+              "SELECT COUNT(DISTINCT customer_id) AS n FROM paid_orders"}], "checks": [{"row_count": {"min": 1}}]}
     orders = {"name": "orders", "location": "data/orders.csv", "format": "csv", "columns": ORDERS}
     customers = {"name": "customers", "location": "data/customers.jsonl", "format": "json",
                  "columns": [{"name": "id", "type": "bigint"}, {"name": "name", "type": "string"}]}
@@ -158,6 +158,10 @@ def files_repo(tmp_path: Path, sql: str, tables: list[dict[str, Any]] | None = N
 def test_diff_and_check_of_a_managed_catalog_read_its_files(tmp_path: Path) -> None:
     base = "SELECT order_id, customer_id, amount, status FROM sales.orders"
     repo = files_repo(tmp_path, base + " WHERE status = 'paid'")
+    first = run_cli(repo, "check")  # nothing applied yet: a view another reads is its declared definition
+    assert first.code == 0, first.text
+    assert "Checks (declared definitions): 4 passed, 0 failed" in first.out
+    assert "note: local.sales.paid_orders is not live: read through its declared definition" in first.out
     assert run_cli(repo, "apply", "--auto-approve").code == 0
     before = (repo / "data" / "orders.csv").read_bytes()
     files_repo(tmp_path, base)  # the filter dropped: the 4 void orders come back
@@ -173,7 +177,7 @@ def test_diff_and_check_of_a_managed_catalog_read_its_files(tmp_path: Path) -> N
 
     check = run_cli(repo, "check")
     assert check.code == 0, check.text
-    assert "Checks (declared definitions): 3 passed, 0 failed" in check.out
+    assert "Checks (declared definitions): 4 passed, 0 failed" in check.out and "not live" not in check.out
     assert (repo / "data" / "orders.csv").read_bytes() == before  # read-only
 
 
@@ -186,8 +190,8 @@ def test_a_view_reading_a_table_without_data_is_skipped_and_fails_the_check(tmp_
     line = next(ln for ln in res.out.splitlines() if ln.startswith("local.sales.paid_orders"))
     assert "SKIPPED: local.sales.paid_orders reads local.sales.orders, which has no data declared: give it a " \
            "`location` and a `format` in sources/local/sales.yaml" in line
-    assert res.out.splitlines()[-1].startswith("Failed: local.sales.paid_orders was skipped, so 3 check(s) did "
-                                               "not run")
+    assert res.out.splitlines()[-1].startswith("Failed: local.sales.customer_count, local.sales.paid_orders were "
+                                               "skipped, so 4 check(s) did not run")
 
 
 @pytest.mark.slow  # starts Spark
