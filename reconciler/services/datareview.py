@@ -141,6 +141,10 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
     from reconciler.verify import planning
 
     live_now = planning.live_views(snapshots)
+    files = _file_catalogs(readers)
+    unread = {(v.catalog, v.schema) for v in decl.views if v.catalog in files} - set(snapshots)
+    if unread:  # views a managed view reads, outside the plan's scope (--select): their live definitions
+        live_now.update(planning.live_views(ws.fetch(sorted({c for c, _ in unread}), unread, all_schemas=False)))
     _file_catalogs_read(readers, decl, {v: lv.spec for v, lv in live_now.items()})
     report = DiffReport(where=request.where, sample=request.sample)
     todo: list[tuple[ViewId, str, ViewSpec | None, ViewSpec | None]] = []
