@@ -201,6 +201,10 @@ def command() -> Any:
 
 def main() -> None:
     current = Session()
+    if sys.stderr.isatty():  # a Spark child's start and archive said on a terminal, nothing in CI logs
+        from reconciler.cli import progress
+        from reconciler.spark import client
+        client.notify(progress.spark)
     try:
         code = command()(standalone_mode=False, obj=current)
         sys.exit(code if isinstance(code, int) else 0)
