@@ -28,7 +28,7 @@ def spark(event: str, first: bool) -> None:
     class-data-sharing archive it writes (the command line listens on a terminal only)."""
     if event == "starting" and first:
         sys.stderr.write("Starting Spark: the first start on this machine is slower, and its JVM writes a "
-                         "class-data-sharing archive (about 150 MB) that makes later starts about twice as fast.\n")
+                         "class-data-sharing archive (about 150 MB) that makes later starts faster.\n")
     elif event == "starting":
         sys.stderr.write("\r\x1b[KStarting Spark...")
     elif event == "ready":

@@ -75,7 +75,8 @@ def test_the_first_start_says_so_and_writes_the_archive_without_holding_the_term
 
     code, again, _ = _on_a_terminal(repo, cache, "validate", "--spark")
     assert code == 0, again
-    assert "Starting Spark" not in again and "class-data-sharing" not in again, again  # cleared in place
+    assert "\r\x1b[KStarting Spark...\r\x1b[K" in again, again  # said in place, cleared when ready
+    assert "first start" not in again and "class-data-sharing" not in again, again
     assert sorted(archives.iterdir()) == [archive]  # used, not written again
 
 
