@@ -40,7 +40,7 @@ class Session:
     """Handed to click as the context object: main() sees the global options (verbose) even
     when a command fails, and closes the workspaces commands opened."""
 
-    repo: Path = Path(".")
+    repo: Path | None = None  # None: the nearest directory up from here that holds viewsync.yaml
     config: Path | None = None
     parallelism: int = 8
     verbose: bool = False
@@ -56,13 +56,26 @@ class Session:
         from reconciler.cli import progress
         from reconciler.workspace import Workspace
 
-        ws = Workspace.open(self.repo, self.config, self.parallelism)
+        ws = Workspace.open(self.root(), self.config, self.parallelism)
         self.workspaces.append(ws)
         for warning in ws.config.warnings:
             self.err(f"Warning: {warning}")
         if sys.stderr.isatty():  # progress on a terminal, nothing in CI logs
             ws.progress = progress.catalogs
         return ws
+
+    def root(self) -> Path:
+        """`--repo`; else, without `--config`, the nearest directory up from here with viewsync.yaml
+        (as git and Terraform find theirs); else here."""
+        from reconciler.source.config import CONFIG_NAME, find_root
+
+        here = Path.cwd()
+        if self.repo is not None or self.config is not None:
+            return self.repo or here
+        found = find_root(here)
+        if found is None:
+            raise UserError(f"no {CONFIG_NAME} in {here} or any parent directory (pass --repo DIR or --config FILE)")
+        return found
 
     def render(self, kind: str, fmt: str, value: Any) -> str:
         return render(kind, fmt, value, self)
@@ -107,18 +120,30 @@ def view_id(text: str) -> ViewId:
         raise UserError(str(e)) from None
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from reconciler import __version__
+        sys.stdout.write(f"viewsync {__version__}\n")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    repo: Annotated[Path, typer.Option(help="Repository root (holds viewsync.yaml and views/).")] = Path("."),
-    config: Annotated[Path | None, typer.Option(help="Config file (default: <repo>/viewsync.yaml).")] = None,
+    repo: Annotated[Path | None, typer.Option(metavar="DIR", help="Repository root (holds viewsync.yaml and views/; "
+                                              "default: the nearest one up from here).")] = None,
+    config: Annotated[Path | None, typer.Option(metavar="FILE", help="Config file (default: viewsync.yaml in the "
+                                                "repository root).")] = None,
     parallelism: Annotated[int, typer.Option(
         help="Concurrent catalog reads and, where the catalog allows, apply writers.")] = 8,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More detail on errors.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No ANSI colours.")] = False,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
+                                          help="Print viewsync's version and exit.")] = False,
 ) -> None:
     s = ctx.ensure_object(Session)
-    s.repo, s.config, s.parallelism, s.verbose = repo.resolve(), config and config.resolve(), parallelism, verbose
+    s.repo, s.config = repo and repo.resolve(), config and config.resolve()
+    s.parallelism, s.verbose = parallelism, verbose
     s.color = not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
@@ -143,10 +168,45 @@ def _is_usage_error(e: Exception) -> bool:
     return any(c.__name__ == "ClickException" for c in type(e).__mro__) and hasattr(e, "show")
 
 
+# What a value is, in help (`--select GLOB`), by parameter name; any other is its name in capitals.
+METAVARS = {"select": "GLOB", "base": "REF", "out": "FILE", "out_file": "FILE", "plan_file": "PLAN", "actor": "NAME",
+            "lock_timeout": "SECONDS", "env": "NAME", "ttl": "DURATION", "since": "WHEN", "run": "RUN_ID",
+            "where": "SQL", "sample": "N", "parallelism": "N", "names": "NAME..."}
+
+
+def _metavars(command: Any) -> Any:
+    """Help written for users: `--select GLOB`, `VIEW`, every choice listed (`text|json`), where
+    typer would print `<list[str]>` and `{view}`."""
+    for param in command.params:
+        if param.metavar is not None or getattr(param, "is_flag", False):
+            continue
+        kind = getattr(param, "type_descriptor", None)  # typer's own click: no click.Choice
+        if kind is not None and kind.is_choice:
+            param.metavar = "|".join(str(getattr(c, "value", c)) for c in kind.choices or ())
+        else:
+            param.metavar = METAVARS.get(param.name, param.name.upper())
+        if param.param_type_name == "argument":  # `VIEW`, `[PLAN]`: not typer's `{view}`, `VIEW <str>`
+            usage = param.metavar if param.required else f"[{param.metavar}]"
+            param.get_usage_pieces = lambda ctx, usage=usage: [usage]
+            param.display_type_rich = lambda ctx: None
+    for sub in getattr(command, "commands", {}).values():
+        _metavars(sub)
+    return command
+
+
+def command() -> Any:
+    """The command line as click runs it."""
+    return _metavars(typer.main.get_command(app))
+
+
 def main() -> None:
     current = Session()
+    if sys.stderr.isatty():  # a Spark child's start and archive said on a terminal, nothing in CI logs
+        from reconciler.cli import progress
+        from reconciler.spark import client
+        client.notify(progress.spark)
     try:
-        code = app(standalone_mode=False, obj=current)
+        code = command()(standalone_mode=False, obj=current)
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as e:
         sys.exit(e.exit_code)

@@ -3,6 +3,7 @@ tests, and on live data (data review)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,14 @@ import typer
 from reconciler.cli import progress
 from reconciler.cli.app import AlsoOut, Format, Ref, Selects, app, session
 from reconciler.core.output import OutputFormat, TestFormat
+
+
+class Definition(StrEnum):
+    """Which SQL `check` evaluates."""
+
+    DECLARED = "declared"
+    LIVE = "live"
+
 
 TestFormats = Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")]
 
@@ -74,14 +83,14 @@ def diff(
 
 @app.command("check")
 def check(ctx: typer.Context, select: Selects = None,
-          definition: Annotated[str, typer.Option(help="declared: the pending SQL (before apply); live: what is "
-                                                       "deployed.")] = "declared",
+          definition: Annotated[Definition, typer.Option(help="declared: the pending SQL (before apply); live: "
+                                                              "what is deployed.")] = Definition.DECLARED,
           fmt: TestFormats = TestFormat.TEXT, out_file: AlsoOut = None) -> None:
     """Evaluate the views' `checks:` on live data (Spark, read-only); exit 1 when an error check fails."""
     from reconciler.services import datareview
     s = session(ctx)
     with progress.data_review(s.err) as shown:
-        report = datareview.check(s.open(), datareview.CheckRequest(tuple(select or ()), definition), shown)
+        report = datareview.check(s.open(), datareview.CheckRequest(tuple(select or ()), definition.value), shown)
     s.show("check", fmt, report, out_file)
     if report.failed:
         raise typer.Exit(1)

@@ -23,6 +23,22 @@ def catalogs(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
+def spark(event: str, first: bool) -> None:
+    """A Spark child's start, in place (cleared when ready), and on the machine's first start the
+    class-data-sharing archive it writes (the command line listens on a terminal only)."""
+    if event == "starting" and first:
+        sys.stderr.write("Starting Spark: the first start on this machine is slower, and its JVM writes a "
+                         "class-data-sharing archive (about 150 MB) that makes later starts faster.\n")
+    elif event == "starting":
+        sys.stderr.write("\r\x1b[KStarting Spark...")
+    elif event == "ready":
+        sys.stderr.write("\r\x1b[K")
+    elif event == "archive":
+        sys.stderr.write("Spark's JVM is writing the class-data-sharing archive in the background (a few seconds; "
+                         "later starts use it).\n")
+    sys.stderr.flush()
+
+
 def actions(say: Say) -> Callable[[Action, str, str | None], None]:
     """Each action's outcome as it happens, one line to `say` (apply: stdout; preview: stderr)."""
     def progress(action: Action, outcome: str, error: str | None) -> None:

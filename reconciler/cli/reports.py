@@ -56,7 +56,8 @@ def lineage(ctx: typer.Context, view: View,
 
 @app.command("impact")
 def impact(ctx: typer.Context, view: View, fmt: Format = OutputFormat.TEXT) -> None:
-    """The views that read VIEW (declared and live), and what its declared change or a drop does to them."""
+    """The views that read VIEW (declared and live), and what its declared change or a drop does to them.
+    Needs the Spark extra (viewsync[spark]) and Java 17: Spark analyses each dependent."""
     from reconciler.services import spark as spark_service
     s = session(ctx)
     s.out(s.render("impact", fmt, spark_service.impact(s.open(), view_id(view))))

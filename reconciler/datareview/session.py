@@ -16,7 +16,7 @@ from typing import Any
 from reconciler.spark import client
 from reconciler.spark import conf as spark_conf
 from reconciler.spark.client import SERVE, Launch, Names, OnProgress, Pool, SparkChild, child_env
-from reconciler.spark.conf import INSTALL_PYSPARK, Archive
+from reconciler.spark.conf import Archive, install_pyspark
 from reconciler.spark.errors import SparkError, SparkUnavailable
 
 __all__ = ["PROCESS", "LiveSpark", "OnProgress", "SparkError", "SparkUnavailable", "live_spark", "work_dir"]
@@ -70,7 +70,7 @@ def live_spark(conf: dict[str, str], python: str | None = None) -> LiveSpark:
     Raises SparkUnavailable."""
     pyspark = spark_conf.pyspark_dir()
     if python is None and pyspark is None:
-        raise SparkUnavailable(f"data review needs PySpark: {INSTALL_PYSPARK}")
+        raise SparkUnavailable(f"data review needs PySpark: {install_pyspark()}")
     java = spark_conf.java()
     conf = {"spark.app.name": "viewsync-review", **conf}
     archive = None

@@ -58,8 +58,8 @@ def up_json(res: UpResult) -> str:
 def down_text(res: DownResult) -> str:
     if not res.found:
         return f"Preview env {res.env!r}: nothing to remove.\n"
-    lines = [f"  - {s.view}: {s.outcome}" + (f" ({s.error})" if s.error else "") for s in res.steps]
-    lines += [f"  - namespace {c}.{s}" for c, s in res.schemas_dropped]
+    # each drop was said as it happened (progress on stderr): not again here
+    lines = [f"  - namespace {c}.{s}" for c, s in res.schemas_dropped]
     lines += [f"Note: {n}" for n in res.notes]
     dropped = sum(1 for s in res.steps if s.outcome == "applied")
     lines.append(f"Preview env {res.env!r} {'removed' if res.ok else 'NOT fully removed'}: {dropped} view(s), "

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from reconciler.core.errors import Problem, ValidationFailed
+from reconciler.core.errors import Problem, UserError, ValidationFailed
 from reconciler.source import spark_settings, yamlsrc
 
 CONFIG_NAME = "viewsync.yaml"
@@ -171,6 +171,15 @@ def _dollar_braces(text: str) -> list[int]:
     return [m.start() for m in re.finditer(r"\$\{", text)]
 
 
+def find_root(start: Path) -> Path | None:
+    """The nearest directory, `start` or one of its parents, that holds viewsync.yaml (as git
+    finds .git): a command run in `views/` works on its repository."""
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_NAME).is_file():
+            return directory
+    return None
+
+
 def load_config(root: Path, config_file: Path | None = None) -> Config:
     path = config_file if config_file is not None else root / CONFIG_NAME
     try:
@@ -178,8 +187,8 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
     except ValueError:
         display = str(path)
     if not path.exists():
-        raise ValidationFailed([Problem(display, 1, 1, "", f"no {CONFIG_NAME} found (run in the repository "
-                                        "root or pass --repo / --config)")])
+        where = f"config file {path} not found" if config_file is not None else f"no {CONFIG_NAME} in {root}"
+        raise UserError(f"{where} (pass --repo DIR or --config FILE)")
     try:
         text = yamlsrc.decode(path.read_bytes())
         data = yamlsrc.load(text)

@@ -27,7 +27,25 @@ from reconciler.spark.conf import INSTALL_JAVA, Archive
 from reconciler.spark.errors import SparkError, SparkUnavailable
 
 SERVE = Path(__file__).with_name("serve.py")
-__all__ = ["SERVE", "Launch", "Names", "OnProgress", "Pool", "SparkChild", "child_env", "work_dir"]
+__all__ = ["SERVE", "Launch", "Names", "Notice", "OnProgress", "Pool", "SparkChild", "child_env", "notify",
+           "work_dir"]
+
+# What the user is told while a child starts and after it stops: "starting" (first: whether this
+# start writes the class-data-sharing archive), "ready", "archive" (its JVM writes the archive in
+# the background). The command line listens (on a terminal); nobody else does.
+Notice = Callable[[str, bool], None]
+_LISTENERS: list[Notice] = []
+
+
+def notify(listener: Notice | None) -> None:
+    """Send the children's notices to `listener` (None: to nobody)."""
+    _LISTENERS[:] = [listener] if listener is not None else []
+
+
+def _tell(event: str, first: bool = False) -> None:
+    for listener in list(_LISTENERS):
+        with contextlib.suppress(Exception):  # telling the user never fails a command
+            listener(event, first)
 
 
 @dataclass(frozen=True)
@@ -65,19 +83,26 @@ class SparkChild:
         self._lock = threading.Lock()
         self._log: IO[bytes] = open(self.dir / "spark.log", "wb")  # noqa: SIM115 - closed in close()
         started = time.monotonic()
+        writes_archive = self._archive is not None and self._archive.writes
+        _tell("starting", writes_archive)
         try:
             self._proc = subprocess.Popen(launch.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=self._log, cwd=self.dir, env=launch.env, text=True,
                                           encoding="utf-8")
         except OSError as exc:
             self._log.close()
+            _tell("ready")
             raise SparkUnavailable(f"{launch.command[0]!r} cannot run: {exc.strerror or exc}") from None
+        if self._archive is not None:
+            self._archive.started(self._proc.pid)  # the child publishes the archive (see close)
         assert self._proc.stdin is not None
         self._proc.stdin.write(json.dumps(launch.conf) + "\n")
         self._proc.stdin.flush()
         hello = self._read()
+        _tell("ready")
         if not hello or not hello.get("ready"):
             detail = (hello or {}).get("error") or self._log_tail()
+            self._archive = None  # nothing worth publishing: a writer that died is tidied by the next start
             self.close()
             if "JAVA_GATEWAY_EXITED" in detail or "Java gateway" in detail:
                 detail += f" ({INSTALL_JAVA})"
@@ -85,8 +110,6 @@ class SparkChild:
             raise SparkUnavailable(f"{self.names.start_failed}: {last}")
         self.jvm_pid = hello.get("pid")
         self.spark_version = str(hello.get("spark", ""))
-        if self._archive is not None:
-            self._archive.started(self.jvm_pid)
         self.start_seconds = time.monotonic() - started
 
     def call(self, request: dict[str, Any], progress: OnProgress | None = None) -> dict[str, Any]:
@@ -143,22 +166,32 @@ class SparkChild:
             return ""
 
     def close(self) -> None:
+        """Stop the child. One whose JVM writes the CDS archive as it exits is not waited for:
+        it publishes the archive and removes its work directory itself, in the background."""
         proc = getattr(self, "_proc", None)
+        publish = self._archive.publish() if self._archive is not None else None
+        background = False
         if proc is not None and proc.poll() is None:
+            stop: dict[str, Any] = {"op": "stop"}
+            if publish is not None:
+                stop.update(archive=publish, remove=str(self.dir))
             with contextlib.suppress(OSError, ValueError):
                 assert proc.stdin is not None
-                proc.stdin.write(json.dumps({"op": "stop"}) + "\n")
+                proc.stdin.write(json.dumps(stop) + "\n")
                 proc.stdin.close()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if self._archive is not None:
-            self._archive.finish(self.jvm_pid)
+                background = publish is not None
+            if not background:
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        if background:
+            _tell("archive")
         with contextlib.suppress(OSError):
             self._log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not background:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def work_dir(prefix: str) -> Path:

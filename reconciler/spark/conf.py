@@ -2,8 +2,8 @@
 class-data-sharing (CDS) archive that halves a JVM's start.
 
 The archive of the JDK's and Spark's classes is made on a child's first run (the JVM writes it
-as it exits) under the viewsync cache directory, one per java, Spark jars and class path, and
-used by every later child with the same three.
+as it exits, in the background: see `Archive`) under the viewsync cache directory, one per java,
+Spark jars and class path, and used by every later child with the same three.
 """
 
 from __future__ import annotations
@@ -20,8 +20,16 @@ from pathlib import Path
 from reconciler.core.cache import cache_dir
 from reconciler.spark.errors import SparkUnavailable
 
-INSTALL_PYSPARK = "install the Spark extra: pip install 'viewsync[spark]'"
 INSTALL_JAVA = "install Java 17+ (e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+
+
+def install_pyspark() -> str:
+    """How to add the Spark extra to this viewsync: in its clone when it runs from one (an
+    editable install, `pip install -e .`), else from the package index."""
+    clone = Path(__file__).resolve().parents[2]
+    if (clone / "pyproject.toml").is_file() and (clone / "reconciler").is_dir():
+        return f"install the Spark extra: python3 -m pip install -e '.[spark]' (run in {clone})"
+    return "install the Spark extra: python3 -m pip install 'viewsync[spark]'"
 
 
 def java() -> str:
@@ -67,64 +75,76 @@ def archive_path(java_exe: str, pyspark: Path, class_path: str = "") -> Path:
 
 @dataclass
 class Archive:
-    """One child's use of the CDS archive: the flags that use it, or that write it at exit."""
+    """One child's use of the CDS archive: the flags that use it, or that write it at exit.
+
+    The JVM writes the archive as it exits, seconds after the command's answer: the child
+    process (serve.py) waits for its JVM in the background, after our side has let go, and
+    publishes the archive under its final name only when the JVM exited cleanly. The user's
+    terminal is not held; the next start uses the archive once it is there."""
 
     path: Path
     tmp: Path | None = None  # set when this child writes the archive
 
     @classmethod
     def for_child(cls, java_exe: str, pyspark: Path, class_path: str = "") -> Archive | None:
+        """The archive to use, or to write (None: none this time: another child is writing it,
+        or the cache directory cannot be written)."""
         path = archive_path(java_exe, pyspark, class_path)
-        with contextlib.suppress(OSError):
-            _adopt(path)
+        try:
+            writing = _tidy(path)
+        except OSError:
+            writing = False
         if path.exists():
             return cls(path)
+        if writing:
+            return None  # another child writes it now: one write per machine, not one per command
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
             return None
         return cls(path, path.with_name(f"{path.name}.{os.getpid()}.{id(path)}.tmp"))
 
+    @property
+    def writes(self) -> bool:
+        return self.tmp is not None
+
     def jvm_flags(self) -> list[str]:
         if self.tmp is None:
             return [f"-XX:SharedArchiveFile={self.path}", "-Xshare:auto"]
         return [f"-XX:ArchiveClassesAtExit={self.tmp}"]
 
-    def started(self, jvm_pid: int | None) -> None:
-        """Leave the writer's pid beside the archive it writes (see _adopt)."""
-        if self.tmp is not None and jvm_pid is not None:
+    def started(self, writer_pid: int) -> None:
+        """Leave the pid of the process that will publish the archive beside it (see _tidy)."""
+        if self.tmp is not None:
             with contextlib.suppress(OSError):
-                self.tmp.with_name(self.tmp.name + ".pid").write_text(str(jvm_pid))
+                self.tmp.with_name(self.tmp.name + ".pid").write_text(str(writer_pid))
 
-    def finish(self, jvm_pid: int | None) -> None:
-        """The JVM writes the archive as it exits; publish it when complete, or leave that
-        to the next start (see _adopt) rather than keep the user waiting."""
-        if self.tmp is None:
-            return
-        deadline = time.monotonic() + 20
-        while jvm_pid is not None and alive(jvm_pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        with contextlib.suppress(OSError):
-            _adopt(self.path)
+    def publish(self) -> dict[str, str] | None:
+        """What the child is told at stop: where its JVM writes the archive, and its final name."""
+        return {"tmp": str(self.tmp), "path": str(self.path)} if self.tmp is not None else None
 
 
-def _adopt(archive: Path) -> None:
-    """Publish an archive a finished JVM left under a temporary name; drop abandoned ones."""
-    for tmp in archive.parent.glob(f"{archive.name}.*.tmp"):
-        pid_file = tmp.with_name(tmp.name + ".pid")
+def _tidy(archive: Path) -> bool:
+    """Drop what writers that died left (an archive is published complete by its writer, never
+    here); returns whether a writer of this archive still runs. A writer's pid file exists from
+    its start; its JVM creates the temporary archive only as it exits."""
+    running = False
+    for pid_file in archive.parent.glob(f"{archive.name}.*.tmp.pid"):
         try:
             pid = int(pid_file.read_text())
         except (OSError, ValueError):
+            pid = None
+        if pid is not None and alive(pid):
+            running = True
             continue
-        if alive(pid):
-            continue
+        for leftover in (pid_file.with_suffix(""), pid_file):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+    for tmp in archive.parent.glob(f"{archive.name}.*.tmp"):
         with contextlib.suppress(OSError):
-            if not archive.exists() and tmp.stat().st_size > 0:
-                os.replace(tmp, archive)
-            else:
-                tmp.unlink()
-        with contextlib.suppress(OSError):
-            pid_file.unlink()
+            if not tmp.with_name(tmp.name + ".pid").exists() and time.time() - tmp.stat().st_mtime > 600:
+                tmp.unlink()  # an old version's leftover
+    return running
 
 
 def alive(pid: int) -> bool:

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 import warnings
@@ -173,12 +174,14 @@ def main(refs: list[str]) -> None:
         write({"ready": False, "error": f"{type(exc).__name__}: {exc}"[:2000]})
         return
     write({"ready": True, "pid": _jvm_pid(spark), "spark": spark.version})
+    stop: dict[str, Any] = {}
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         op = request.get("op")
         if op == "stop":
+            stop = request
             break
         handler = table.get(str(op))
         try:
@@ -187,6 +190,32 @@ def main(refs: list[str]) -> None:
             answer = {"fatal": f"{type(exc).__name__}: {exc}"[:2000]}
         write(answer)
     spark.stop()
+    if stop.get("archive"):
+        _publish_archive(stop["archive"]["tmp"], stop["archive"]["path"])
+    if stop.get("remove"):
+        shutil.rmtree(stop["remove"], ignore_errors=True)
+
+
+def _publish_archive(tmp: str, final: str) -> None:
+    """Our client has let go (the user has their prompt back): let the JVM exit, writing the
+    class-data-sharing archive to `tmp` as it does, and publish it at `final` only when the JVM
+    exited cleanly; a broken archive is never published."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        proc.stdin.close()  # the JVM exits when its stdin closes
+    ok = proc.wait() == 0
+    try:
+        if ok and os.path.getsize(tmp) > 0 and not os.path.exists(final):
+            os.replace(tmp, final)
+    except OSError:
+        pass
+    for leftover in (tmp, tmp + ".pid"):
+        with contextlib.suppress(OSError):
+            os.unlink(leftover)
 
 
 if __name__ == "__main__":

@@ -29,22 +29,34 @@ def history_json(view: ViewId, rows: Sequence[dict[str, Any]], native: Sequence[
     }
 
 
+def _utc(at: datetime) -> str:
+    """A stored time in UTC (SQLite gives it back naive, PostgreSQL in the session's zone)."""
+    return f"{at.astimezone(UTC) if at.tzinfo else at:%Y-%m-%d %H:%M:%S}"
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
+    """Rows under a header line, each column as wide as its widest cell."""
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+    return [indent + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
+            for r in [list(columns), *rows]]
+
+
 def history_text(view: ViewId, rows: Sequence[dict[str, Any]], native: Sequence[NativeVersion]) -> str:
     lines = [f"History of {view}:"]
     if not rows:
         lines.append("  (no versions recorded by viewsync)")
-    for r in rows:
-        fields = ", ".join(_changed_fields(r)) or "-"
-        commit = (r["git_commit"] or "-")[:12]
-        lines.append(f"  v{r['version']:<3} {r['at']:%Y-%m-%d %H:%M:%S}  {r['action']:<6} {r['actor']:<16} "
-                     f"{commit:<12} {fields}")
+    else:
+        lines += table(["VERSION", "TIME (UTC)", "ACTION", "ACTOR", "COMMIT", "CHANGED FIELDS"],
+                       [[f"v{r['version']}", _utc(r["at"]), r["action"], r["actor"],
+                         (r["git_commit"] or "-")[:12], ", ".join(_changed_fields(r)) or "-"] for r in rows], "  ")
     if native:
         lines.append(f"Native versions in catalog {view.catalog!r}:")
-        for n in native:
-            when = datetime.fromtimestamp(n.timestamp_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S") \
-                if n.timestamp_ms else "-"
-            summary = ", ".join(f"{k}={v}" for k, v in sorted(n.summary.items()))
-            lines.append(f"  {n.version:<6} {when}  [{', '.join(n.dialects)}] {summary}")
+        lines += table(["VERSION", "TIME (UTC)", "DIALECTS", "SUMMARY"],
+                       [[str(n.version),
+                         datetime.fromtimestamp(n.timestamp_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+                         if n.timestamp_ms else "-",
+                         ", ".join(n.dialects) or "-",
+                         ", ".join(f"{k}={v}" for k, v in sorted(n.summary.items())) or "-"] for n in native], "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -59,21 +71,23 @@ def audit_json(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _audit_note(row: dict[str, Any]) -> str:
+    """What a row's outcome alone does not say: its run died or failed, the action's error."""
+    notes = [f"(run {row['run_outcome']})"] if row.get("run_outcome") not in (None, "success") else []
+    if row["error"]:
+        notes.append(f"error: {row['error']}")
+    return "  ".join(notes)
+
+
 def audit_text(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per attempted action under a header; RUN names the run's command (apply or preview)."""
     if not rows:
         return "No audit records.\n"
-    lines = []
-    for r in rows:
-        view_id = f"{r['catalog']}.{r['schema_name']}.{r['view_name']}"
-        commit = (r["git_commit"] or "-")[:12]
-        line = (f"{r['at']:%Y-%m-%d %H:%M:%S}  {r['run_id'][:8]}  {r['actor']:<16} {r['action']:<6} "
-                f"{view_id:<40} {r['outcome']:<8} {commit}")
-        if r.get("run_outcome") not in (None, "success"):
-            line += f"  (run {r['run_outcome']})"
-        if r["error"]:
-            line += f"  error: {r['error']}"
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+    return "\n".join(table(
+        ["TIME (UTC)", "RUN", "COMMAND", "ACTOR", "ACTION", "VIEW", "OUTCOME", "COMMIT", "NOTE"],
+        [[_utc(r["at"]), r["run_id"][:8], r.get("run_command") or "-", r["actor"], r["action"],
+          f"{r['catalog']}.{r['schema_name']}.{r['view_name']}", r["outcome"], (r["git_commit"] or "-")[:12],
+          _audit_note(r)] for r in rows])) + "\n"
 
 
 _DURATION = re.compile(r"(\d+)([smhdw])")

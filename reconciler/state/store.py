@@ -274,8 +274,8 @@ class StateStore:
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         # each row with its run's outcome: a run that died shows `interrupted` (once repaired) or
-        # `running` beside rows that may all read `applied`
-        q = (sa.select(audit, runs.c.outcome.label("run_outcome"))
+        # `running` beside rows that may all read `applied`; and its command (apply | preview)
+        q = (sa.select(audit, runs.c.outcome.label("run_outcome"), runs.c.command.label("run_command"))
              .select_from(audit.outerjoin(runs, runs.c.run_id == audit.c.run_id)).order_by(audit.c.id))
         if view is not None:
             q = q.where(audit.c.catalog == view.catalog, audit.c.schema_name == view.schema,

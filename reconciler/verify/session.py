@@ -18,7 +18,7 @@ import sys
 from reconciler.source.spark_settings import SparkSettings
 from reconciler.spark import conf as spark_conf
 from reconciler.spark.client import Launch, Names, Pool, SparkChild, work_dir
-from reconciler.spark.conf import INSTALL_PYSPARK, Archive
+from reconciler.spark.conf import Archive, install_pyspark
 from reconciler.spark.errors import SparkUnavailable
 
 __all__ = ["PROCESS", "SparkUnavailable", "prestart", "start", "worker"]
@@ -31,7 +31,7 @@ def start(settings: SparkSettings) -> SparkChild:
     """A new scratch child. Raises SparkUnavailable (no PySpark, no Java, no start)."""
     pyspark = spark_conf.pyspark_dir()
     if pyspark is None:
-        raise SparkUnavailable(f"Spark verification needs PySpark: {INSTALL_PYSPARK}")
+        raise SparkUnavailable(f"Spark verification needs PySpark: {install_pyspark()}")
     java = spark_conf.java()
     work = work_dir("viewsync-spark-")
     archive = Archive.for_child(java, pyspark) if settings.class_data_sharing else None

@@ -14,6 +14,8 @@ _MARK = {Status.PASSED: "✅", Status.FAILED: "❌", Status.ERROR: "⚠️"}
 
 def summary(run: TestRun) -> str:
     c = run.counts()
+    if not c["tests"]:
+        return "No tests selected."
     return (f"{c['tests']} test(s): {c['passed']} passed, {c['failed']} failed, {c['error']} error(s)"
             f" in {run.seconds:.1f} s")
 
@@ -46,7 +48,10 @@ def text(run: TestRun, verbose: bool = False) -> str:
         lines.append(f"{label} {r.where}: {r.view}: {r.name}: {r.message}")
         if r.difference is not None:
             lines += _difference_lines(r.difference)
-    lines.append(("Tests passed: " if run.ok else "Tests failed: ") + summary(run))
+    if not run.results:
+        lines.append(summary(run))
+    else:
+        lines.append(("Tests passed: " if run.ok else "Tests failed: ") + summary(run))
     return "\n".join(lines) + "\n"
 
 
