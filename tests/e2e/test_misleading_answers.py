@@ -63,3 +63,18 @@ def test_a_typod_dialect_is_a_located_error_with_a_suggestion(sample_repo: Path)
     # a dialect sqlglot knows needs no listing
     _edit(sample_repo, "      - dialect: vertica\n", "      - dialect: oracle\n")
     assert run_cli(sample_repo, "validate").code == 0
+
+
+def test_a_table_nothing_knows_is_one_located_warning_at_the_reference(sample_repo: Path) -> None:
+    _edit(sample_repo, "FROM sales.refund_events", "FROM sales.refund_eventz")
+    result = run_cli(sample_repo, "validate")
+    warnings = [x for x in result.err.splitlines() if x.startswith("Warning:")]
+    # line 90: `        sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_eventz ...`
+    assert warnings == ["Warning: views/local/sales.yaml:90:60: views[2].representations[0].sql: table "
+                        "sales.refund_eventz is no declared view and not in sources/local/sales.yaml; "
+                        "did you mean sales.refund_events?"], result.err
+
+
+def test_known_tables_and_views_raise_no_warning(sample_repo: Path) -> None:
+    result = run_cli(sample_repo, "validate")
+    assert result.code == 0 and "Warning" not in result.err, result.text
