@@ -23,13 +23,15 @@ class ValidateRequest:
 
 def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None],
              warn: Callable[[str], None]) -> Declarations:
-    """Check the declarations offline; nothing is contacted but Spark (when asked).
+    """Check the declarations offline; nothing is contacted but Spark (when asked), which
+    analyses the views even when offline checks failed, so its own findings are shown too.
 
     Args:
         ws: the repository, opened.
         request: the ref to read and whether Spark analyses the views.
         out: Spark's report lines and the files `write_columns` wrote.
-        warn: warning lines (each already prefixed "Warning: ").
+        warn: warning lines (each already prefixed "Warning: "), and Spark's errors ("Error: ")
+            when Spark runs beside problems found offline.
 
     Returns:
         The declarations, valid.
