@@ -33,10 +33,13 @@ def enforced(catalog_type: str, options: Mapping[str, Any]) -> frozenset[str]:
 
 
 def notes(plan: Plan, catalogs: Mapping[str, tuple[str, Mapping[str, Any]]]) -> list[str]:
-    """One warning per catalog whose planned creates/updates declare a mode it only records."""
+    """One warning per catalog whose planned creates/updates declare (in their YAML) a mode it only
+    records; views that leave `security` at its default are not counted."""
     recorded: dict[str, dict[str, int]] = {}
     for action in plan.actions:
         if action.desired is None or action.view.catalog not in catalogs:
+            continue
+        if "security" not in action.desired.model_fields_set:  # the default, never chosen: nothing to note
             continue
         kind, options = catalogs[action.view.catalog]
         mode = action.desired.security

@@ -105,6 +105,9 @@ def _too_deep(text: str) -> ColumnTypeError:
     return ColumnTypeError(f"invalid type {shown!r}: nested deeper than {MAX_DEPTH} levels")
 
 
+_CLOSERS = (")", ">")
+
+
 class _Reader:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -118,6 +121,8 @@ class _Reader:
     def take(self, expected: str | None = None) -> str:
         tok = self.peek()
         if expected is not None and tok.lower() != expected.lower():
+            if not tok and expected in _CLOSERS:  # `decimal(18,2`, `array<int`: say what is missing
+                raise ColumnTypeError(f"invalid type {self.text!r}: missing {expected!r} at the end")
             raise ColumnTypeError(f"invalid type {self.text!r}: expected {expected!r} at {tok or 'end'!r}")
         if not tok:
             raise ColumnTypeError(f"invalid type {self.text!r}: unexpected end")
@@ -150,6 +155,10 @@ class _Reader:
                 params.append(int(tok))
                 if self.accept(")"):
                     break
+                if not self.peek():
+                    self.take(")")  # says the ')' is missing
+                if self.peek() != ",":
+                    raise ColumnTypeError(f"invalid type {self.text!r}: expected ',' or ')' at {self.peek()!r}")
                 self.take(",")
         return tuple(params)
 
@@ -193,6 +202,8 @@ class _Open:
             r.take()  # Flink field description
         if r.accept(self.close):
             return False
+        if n and not r.peek():
+            r.take(self.close)  # says the closing token is missing
         if n:
             r.take(",")
         self.names.append(r.ident())
@@ -287,7 +298,16 @@ def _head_canonical(r: _Reader) -> Type | _Open:
         return _Open(word, ">", colon=True)
     if word in PRIMITIVES or word in PARAMETRIC:
         return _check_params(word, r.int_params(), r.text)
-    raise ColumnTypeError(f"unknown type {r.text!r}")
+    raise ColumnTypeError(f"unknown type {r.text!r}{_suggestion(word)}")
+
+
+def _suggestion(word: str) -> str:
+    """`: did you mean 'bigint'?` for a near miss of a type name (`bigitn`), else nothing."""
+    import difflib
+
+    names = sorted({*PRIMITIVES, *PARAMETRIC, *_CANON_ALIASES, "array", "map", "struct"})
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.7)
+    return f": did you mean {_CANON_ALIASES.get(close[0], close[0])!r}?" if close else ""
 
 
 # ----------------------------------------------------------------- tree walks

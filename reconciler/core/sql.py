@@ -39,11 +39,35 @@ _DIALECTS: dict[str, str | None] = {
 
 
 def known_dialects() -> frozenset[str]:
+    """The dialects viewsync names itself (sqlglot knows more: `knows`)."""
     return frozenset(_DIALECTS)
 
 
+@lru_cache(maxsize=256)
+def _sqlglot_names() -> frozenset[str]:
+    from sqlglot.dialects.dialect import Dialects
+
+    return frozenset(d.value for d in Dialects if d.value)
+
+
+def knows(dialect: str) -> bool:
+    """Whether sqlglot reads `dialect` (viewsync's own names, then sqlglot's: `oracle`, `tsql`...)."""
+    return dialect in _DIALECTS or dialect in _sqlglot_names()
+
+
 def sqlglot_dialect(dialect: str) -> str | None:
-    return _DIALECTS.get(dialect)
+    if dialect in _DIALECTS:
+        return _DIALECTS[dialect]
+    return dialect if dialect in _sqlglot_names() else None
+
+
+def closest_dialect(dialect: str, custom: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """The known or custom dialect a typo most likely meant (`trinoo` -> `trino`), or None."""
+    import difflib
+
+    names = sorted({*_DIALECTS, *_sqlglot_names(), *custom})
+    close = difflib.get_close_matches(dialect, names, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 @lru_cache(maxsize=4096)
@@ -67,6 +91,7 @@ class Facts:
     tables: tuple[tuple[str, ...], ...]  # (catalog?, db?, name), CTEs excluded, first-seen order
     outputs: tuple[str, ...] | None = None  # output names ("" = unnamed expression); None = a star or unknown
     problem: str | None = None  # why the SQL is not exactly one query (see query_problem)
+    error_offset: int | None = None  # where the parse error is: 0-based offset into the trimmed SQL
 
 
 def _key(sql: str) -> str:
@@ -81,6 +106,7 @@ class Parsed:
     statements: tuple[Any, ...]
     error: str | None
     empty: bool = False  # read, but no statement in it (only comments or semicolons)
+    error_offset: int | None = None  # 0-based offset into the text of the token at fault
 
 
 @lru_cache(maxsize=4096)  # ~7 KB a simple query: an apply's views stay parsed between plan and writes
@@ -92,12 +118,26 @@ def _parsed(text: str, dialect: str | None) -> Parsed:
     except sqlglot.errors.ParseError as err:
         first = err.errors[0] if err.errors else {}
         desc = first.get("description") or str(err).splitlines()[0]
-        return Parsed((), f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}")
+        return Parsed((), f"line {first.get('line', '?')}, col {first.get('col', '?')}: {desc}",
+                      error_offset=_offset(text, first))
     except sqlglot.errors.TokenError as err:
         return Parsed((), str(err))
     if not statements:
         return Parsed((), f"line ?, col ?: No expression was parsed from '{text}'", empty=True)
     return Parsed(statements, None)
+
+
+def _offset(text: str, error: dict[str, Any]) -> int | None:
+    """The offset of the token sqlglot stopped at: its `col` is the 1-based column of the
+    token's last character on `line`."""
+    line, col, token = error.get("line"), error.get("col"), str(error.get("highlight") or "")
+    if not isinstance(line, int) or not isinstance(col, int) or line < 1:
+        return None
+    lines = text.split("\n")
+    if line > len(lines):
+        return None
+    start = sum(len(x) + 1 for x in lines[:line - 1])
+    return min(start + max(0, col - len(token.split("\n")[-1])), len(text))
 
 
 def tree(sql: str, dialect: str | None) -> Any | None:
@@ -158,7 +198,8 @@ def _facts(text: str, dialect: str | None) -> Facts:
 
     parsed = _parsed(text, dialect)
     if parsed.error is not None:
-        return Facts(parsed.error, False, (), (), None, _problem(()) if parsed.empty else None)
+        return Facts(parsed.error, False, (), (), None, _problem(()) if parsed.empty else None,
+                     parsed.error_offset)
     tables: list[tuple[str, ...]] = []
     for statement in parsed.statements:
         ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
@@ -222,12 +263,17 @@ def query_problem(sql: str, dialect: str) -> str | None:
     None. SQL that sqlglot cannot parse in a dialect it knows is not a query either (a
     `WHERE` without its condition must not reach a catalog); a dialect sqlglot does not
     know is not judged here."""
-    if dialect not in _DIALECTS:
+    if not knows(dialect):
         return None
     found = facts(sql, sqlglot_dialect(dialect))
     if found.error is not None and found.problem is None:
         return f"the {dialect} SQL does not parse ({found.error})"
     return found.problem
+
+
+def parse_error_offset(sql: str, dialect: str | None) -> int | None:
+    """Where in `query_text(sql)` sqlglot (in its `dialect`, None: generic) stopped reading, or None."""
+    return facts(sql, dialect).error_offset
 
 
 def query_text(sql: str) -> str:

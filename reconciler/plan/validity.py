@@ -27,7 +27,14 @@ def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
         for j, rep in enumerate(decl.views[vid].representations):
             not_query = vsql.query_problem(rep.sql, rep.dialect)  # SQL that does not parse included
             if not_query:
-                errors.append(_problem(decl, vid, j, not_query))
+                offset = vsql.parse_error_offset(rep.sql, vsql.sqlglot_dialect(rep.dialect))
+                errors.append(decl.sql_problem(vid, j, offset, not_query))
+            elif not vsql.knows(rep.dialect):  # a custom dialect: sqlglot's generic reading is only a hint
+                error = vsql.facts(rep.sql, None).error
+                if error is not None:
+                    warnings.append(str(decl.sql_problem(vid, j, vsql.parse_error_offset(rep.sql, None), (
+                        f"sqlglot does not know the custom dialect {rep.dialect!r} and cannot read this SQL "
+                        f"in its generic dialect ({error}); nothing checks it before the catalog does"))))
         for k, col in enumerate(decl.views[vid].columns):
             if names.surrounding_spaces(col.name):
                 warnings.append(str(decl.problem(vid, ("columns", k, "name"), (
@@ -38,10 +45,6 @@ def check(decl: Declarations) -> tuple[list[Problem], list[str]]:
         message = "views depend on each other in a cycle: " + " -> ".join(str(v) for v in cycle)
         errors.append(decl.problem(cycle[0], ("representations",), message))
     return errors, warnings
-
-
-def _problem(decl: Declarations, vid: ViewId, j: int, message: str) -> Problem:
-    return decl.problem(vid, ("representations", j, "sql"), message)
 
 
 def locate(plan: Plan, decl: Declarations) -> None:

@@ -23,13 +23,15 @@ class ValidateRequest:
 
 def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None],
              warn: Callable[[str], None]) -> Declarations:
-    """Check the declarations offline; nothing is contacted but Spark (when asked).
+    """Check the declarations offline; nothing is contacted but Spark (when asked), which
+    analyses the views even when offline checks failed, so its own findings are shown too.
 
     Args:
         ws: the repository, opened.
         request: the ref to read and whether Spark analyses the views.
         out: Spark's report lines and the files `write_columns` wrote.
-        warn: warning lines (each already prefixed "Warning: ").
+        warn: warning lines (each already prefixed "Warning: "), and Spark's errors ("Error: ")
+            when Spark runs beside problems found offline.
 
     Returns:
         The declarations, valid.
@@ -39,6 +41,7 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
         UserError: `write_columns` without `spark`, or problems Spark found.
     """
     from reconciler.access import hooks as access_hooks
+    from reconciler.core import deps
     from reconciler.plan import validity
 
     if request.spark:
@@ -57,6 +60,7 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
         except ValidationFailed as exc:
             problems += exc.problems
     problems += viewtests.problems(ws, decl, request.ref)  # tests: inputs, columns, values, CSV
+    warnings += _unknown_tables(ws, decl)
     policy = access_hooks.policy_at(ws.root, ws.config.path, request.ref)
     if policy is not None and request.ref is None:
         stale, missing = access_hooks.codeowners_problem(ws.root, ws.config.path, decl.files)
@@ -67,6 +71,8 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
     for w in warnings:
         warn(f"Warning: {w}")
     if problems:
+        if request.spark and deps.find_cycle(decl.views) is None:
+            _spark_beside(ws, decl, request.ref, out, warn)  # Spark's own words, e.g. TABLE_OR_VIEW_NOT_FOUND
         raise ValidationFailed(problems)
     if request.write_columns and not request.spark:
         raise UserError("--write-columns needs --spark (the columns come from Spark's analysis)")
@@ -75,3 +81,27 @@ def validate(ws: Workspace, request: ValidateRequest, out: Callable[[str], None]
 
         spark_service.validate(ws, decl, request.ref, request.write_columns, out, warn)
     return decl
+
+
+def _unknown_tables(ws: Workspace, decl: Declarations) -> list[str]:
+    """Located warnings for tables no declaration or sources/ file knows (the working tree's
+    sources/, as Spark's analysis reads them)."""
+    from reconciler.verify import references, sources
+
+    try:
+        kept = sources.read(ws.root)
+    except ValidationFailed:
+        return []  # a broken sources/ file is Spark's analysis's to report (validate --spark)
+    return references.unknown(decl, kept, sorted(ws.config.catalogs))
+
+
+def _spark_beside(ws: Workspace, decl: Declarations, ref: str | None, out: Callable[[str], None],
+                  warn: Callable[[str], None]) -> None:
+    """Spark's analysis of declarations that have static problems too: its findings are
+    printed, then the static problems fail the command."""
+    from reconciler.services import spark as spark_service
+
+    try:
+        spark_service.validate(ws, decl, ref, False, out, warn)
+    except UserError as err:
+        warn(f"Error: {err}")

@@ -91,6 +91,7 @@ class Config:
     events: dict[str, dict[str, Any]] = field(default_factory=dict)  # sink name -> options (expanded: secrets)
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
     preview: PreviewSettings = field(default_factory=PreviewSettings)
+    custom_dialects: frozenset[str] = frozenset()  # dialects sqlglot does not know that views may use
 
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
@@ -226,6 +227,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
         secrets=frozenset(found),
         preview=PreviewSettings(**(expanded.get("preview") or {})),
+        custom_dialects=frozenset(expanded.get("custom_dialects") or ()),
     )
 
 

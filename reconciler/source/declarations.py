@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
+import yaml
 
 from reconciler.core import coltypes
+from reconciler.core import sql as vsql
 from reconciler.core.errors import Problem, ValidationFailed
 from reconciler.core.model import ViewId, ViewSpec, digest_of
 from reconciler.source import expectations as vexpect
@@ -38,16 +40,31 @@ class Declarations:
     expectations: dict[ViewId, vexpect.Expectations] = field(default_factory=dict)  # key, checks, tests (not the spec)
     _nodes: dict[str, Any] = field(default_factory=dict, repr=False)  # composed files, for locating
 
-    def locate(self, view: ViewId, path: tuple[str | int, ...]) -> tuple[str, int, int]:
-        """(file, line, column) of a field of a declared view, e.g. ("tests", 0) for its first test."""
-        rel, i = self.where[view]
+    def _node(self, rel: str) -> Any:
         if rel not in self._nodes:
             try:
                 self._nodes[rel] = yamlsrc.compose(self.texts[rel])
             except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
                 self._nodes[rel] = None
-        line, col = yamlsrc.locate(self._nodes[rel], ("views", i, *path))
+        return self._nodes[rel]
+
+    def locate(self, view: ViewId, path: tuple[str | int, ...]) -> tuple[str, int, int]:
+        """(file, line, column) of a field of a declared view, e.g. ("tests", 0) for its first test."""
+        rel, i = self.where[view]
+        line, col = yamlsrc.locate(self._node(rel), ("views", i, *path))
         return rel, line, col
+
+    def sql_problem(self, view: ViewId, rep: int, offset: int | None, message: str) -> Problem:
+        """A problem at character `offset` of the (trimmed) SQL of representation `rep`: the
+        file's own line and column of that character (the `sql` field's when unknown)."""
+        path: tuple[str | int, ...] = ("representations", rep, "sql")
+        found = self.problem(view, path, message)
+        rel, i = self.where[view]
+        scalar = yamlsrc.node_at(self._node(rel), ("views", i, *path))
+        if offset is None or not isinstance(scalar, yaml.ScalarNode):
+            return found
+        line, col = yamlsrc.scalar_position(scalar, self.texts[rel], offset)
+        return Problem(found.file, line, col, found.field, found.message)
 
     def problem(self, view: ViewId, path: tuple[str | int, ...], message: str) -> Problem:
         """A problem found after loading (a cycle, a non-query SQL), located in its file."""
@@ -171,7 +188,7 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
         if vid in decl.views:
             problems.append(at(("views", i, "name"), f"view {vid} is already declared in {decl.origin[vid]}"))
             continue
-        spec_problems = _spec_problems(raw, i, at)
+        spec_problems = _spec_problems(raw, i, at, config.custom_dialects)
         if spec_problems:
             problems.extend(spec_problems)
             continue
@@ -199,15 +216,17 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
 
 
 def _spec_problems(
-    raw: dict[str, Any], i: int, at: Callable[[tuple[str | int, ...], str], Problem]
+    raw: dict[str, Any], i: int, at: Callable[[tuple[str | int, ...], str], Problem], custom: frozenset[str]
 ) -> list[Problem]:
     """Semantic checks whose errors need a precise position."""
     problems: list[Problem] = []
     dialects: dict[str, int] = {}
     for j, rep in enumerate(raw["representations"]):
+        path = ("views", i, "representations", j, "dialect")
         if rep["dialect"] in dialects:
-            path = ("views", i, "representations", j, "dialect")
             problems.append(at(path, f"duplicate dialect {rep['dialect']!r}"))
+        elif rep["dialect"] not in custom and not vsql.knows(rep["dialect"]):
+            problems.append(at(path, _unknown_dialect(rep["dialect"], custom)))
         dialects[rep["dialect"]] = j
     columns: set[str] = set()
     for j, col in enumerate(raw.get("columns") or []):
@@ -221,3 +240,12 @@ def _spec_problems(
             problems.append(at(path, f"duplicate column {col['name']!r}"))
         columns.add(col["name"].lower())
     return problems
+
+
+def _unknown_dialect(dialect: str, custom: frozenset[str]) -> str:
+    """A typo'd dialect would plan a new representation beside the old one: refuse it, and say
+    which dialect it resembles and how a dialect of one's own is declared."""
+    close = vsql.closest_dialect(dialect, custom)
+    hint = f": did you mean {close!r}?" if close else ""
+    return (f"unknown dialect {dialect!r}{hint} (a dialect sqlglot does not know is listed under "
+            f"custom_dialects in viewsync.yaml)")

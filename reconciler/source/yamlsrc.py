@@ -299,3 +299,51 @@ def path_text(path: Path_) -> str:
         else:
             out += ("." if out else "") + clip(str(part), 80)
     return out
+
+
+def node_at(root: yaml.Node | None, path: Path_) -> yaml.Node | None:
+    """The node at `path` exactly, or None when the path does not reach one."""
+    node = root
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if str(k.value) == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+    return node
+
+
+def scalar_position(scalar: Any, text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) in the file of character `offset` of the trimmed scalar value."""
+    value: str = scalar.value
+    raw = len(value) - len(value.lstrip()) + offset
+    raw = max(0, min(raw, len(value)))
+    row = value.count("\n", 0, raw)
+    col = raw - (value.rfind("\n", 0, raw) + 1)
+    start = scalar.start_mark
+    lines = text.split("\n")
+    style = scalar.style
+    if style == "|":
+        first = start.line + 1  # content starts on the line after the indicator
+        target = first + row
+        indent = _indent(lines, first, scalar.end_mark.line)
+        return target + 1, indent + col + 1
+    if "\n" not in value and start.line == scalar.end_mark.line:
+        quote = 1 if style in ("'", '"') else 0
+        return start.line + 1, start.column + quote + col + 1
+    # Folded or multi-line flow scalars: find the line holding this text.
+    wanted = value.split("\n")[row] if row < len(value.split("\n")) else ""
+    for i in range(start.line, min(scalar.end_mark.line + 1, len(lines))):
+        at = lines[i].find(wanted.strip()) if wanted.strip() else -1
+        if at >= 0:
+            lead = len(wanted) - len(wanted.lstrip())
+            return i + 1, at + max(0, col - lead) + 1
+    return start.line + 1, start.column + 1
+
+
+def _indent(lines: list[str], first: int, last: int) -> int:
+    for i in range(first, min(last + 1, len(lines))):
+        if lines[i].strip():
+            return len(lines[i]) - len(lines[i].lstrip(" "))
+    return 0

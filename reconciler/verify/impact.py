@@ -4,7 +4,7 @@ Dependents are found from SQL text (declared views, and live views in our
 catalogs that nobody declares), transitively; Spark re-analyses them against
 the new state. A change is breaking when it removes, renames or retypes
 columns, or drops a view that is read; adding columns at the end, or a new
-SQL with the same output, is not.
+SQL with the same columns, is not.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def classify(before: list[Column] | None, after: list[Column] | None, dropped: b
     if b is None or a is None:
         return "unknown", False, "output columns unknown before or after the change"
     if a == b:
-        return "same_output", False, "same output columns"
+        return "same_output", False, "same columns"
     if a[:len(b)] == b:
         added = ", ".join(n for n, _ in a[len(b):])
         return "columns_added", False, f"columns added at the end: {added}"
@@ -107,7 +107,7 @@ def dependent_status(vid: ViewId, declared: bool, result: ViewResult | None, liv
     after = _sig(result.columns)
     if before is not None and after is not None and before != after:
         return Dependent(vid, declared, "type_changed", "its output columns change")
-    return Dependent(vid, declared, "ok", "still resolves with the same output")
+    return Dependent(vid, declared, "ok", "still resolves with the same columns")
 
 
 def _broken(r: ViewResult | None) -> bool:
@@ -130,7 +130,7 @@ def attributed_status(vid: ViewId, declared: bool, now: ViewResult | None, now_o
     a, b = _sig(now.columns if now else None), _sig(before.columns if before and not _broken(before) else None)
     if a is not None and b is not None and a != b:
         return Dependent(vid, declared, "type_changed", "its output columns change")
-    return Dependent(vid, declared, "ok", "same output with the old and the new input")
+    return Dependent(vid, declared, "ok", "same columns with the old and the new input")
 
 
 def impact_of(view: ViewId, before: list[Column] | None, after: list[Column] | None, dropped: bool,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.core import coltypes
+from reconciler.core import sql as vsql
 from reconciler.core.coltypes import Prim, Type
 from reconciler.core.errors import Problem
 from reconciler.core.model import Column, ViewId
@@ -153,12 +154,28 @@ def _result(p: Prepared, decl: Declarations, status: Status, **kw: Any) -> TestR
     return TestResult(p.view, p.test.name, file, line, status, p.test.description, index=p.test.index, **kw)
 
 
+def _spark_error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
+    """Spark's error once: the result carries the test's location, and Spark's message may
+    begin with its own class already."""
+    cls = str(e.get("class"))
+    message = (str(e.get("message", "")).splitlines() or [""])[0].strip()
+    if message.startswith(f"[{cls}]"):
+        message = message[len(cls) + 2:].strip()
+    text = f"Spark: [{cls}] {message}"
+    if cls == "ASSIGNMENT_ARITY_MISMATCH":  # the declared columns are the view's column list
+        spec = decl.views[p.view]
+        sql = next((r.sql for r in spec.representations if r.dialect == "spark"), None)
+        returned = vsql.facts(sql, "spark").outputs if sql else None
+        if returned is not None and len(returned) != len(spec.columns):
+            missing = [c.name for c in spec.columns if c.name.lower() not in {n.lower() for n in returned}]
+            text += (f" (the view declares {len(spec.columns)} column(s), its SQL returns {len(returned)}"
+                     + (f"; not returned: {', '.join(missing)})" if missing else ")"))
+    return text
+
+
 def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarations, seconds: float) -> TestResult:
     if "error" in answer:
-        e = answer["error"]
-        file, line, _ = decl.locate(p.view, p.test.path("name"))
-        return _result(p, decl, Status.ERROR, seconds=seconds,
-                       error=f"{file}:{line}: Spark: [{e.get('class')}] {str(e.get('message', '')).splitlines()[0]}")
+        return _result(p, decl, Status.ERROR, seconds=seconds, error=_spark_error(answer["error"], p, decl))
     fields = answer["schema"]
     rows = answer["rows"]
     if tag is not None:

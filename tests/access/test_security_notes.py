@@ -40,3 +40,18 @@ def test_one_note_per_catalog_that_only_records_the_mode() -> None:
         "definer (1 view(s)) in this plan",
     ]
     assert notes(_plan(("trino_hms", "definer")), catalogs) == []
+
+
+def test_views_that_leave_security_at_its_default_are_not_noted() -> None:
+    """Issue 43: a plan warned about `security` once per catalog for views that never set it."""
+    catalogs = {"hive": ("hms", {"write_format": "spark"})}
+    plan = Plan(project="p", declarations_digest="sha256:x")
+    for i in range(3):
+        desired = ViewSpec.model_validate({"representations": [{"dialect": "spark", "sql": "SELECT 1"}]})
+        plan.actions.append(Action("create", ViewId("hive", "s", f"v{i}"), "x", desired=desired))
+    assert notes(plan, catalogs) == []
+    plan.actions.append(Action("create", ViewId("hive", "s", "chosen"), "x", desired=ViewSpec.model_validate(
+        {"representations": [{"dialect": "spark", "sql": "SELECT 1"}], "security": "definer"})))
+    assert notes(plan, catalogs) == [
+        "catalog 'hive' (hms) only records `security` as metadata, no engine enforces it there: "
+        "definer (1 view(s)) in this plan"]

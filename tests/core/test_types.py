@@ -97,3 +97,21 @@ def test_types_without_a_canonical_form_are_refused(target: str, native: str) ->
     """A view with such a column is read-only: rewriting it would change its type."""
     with pytest.raises(t.ColumnTypeError):
         t.parse_from(native, target)
+
+
+def test_a_misspelt_type_gets_a_suggestion() -> None:
+    """Issue 43: `bigitn` said only "unknown type"."""
+    with pytest.raises(t.ColumnTypeError, match=r"unknown type 'bigitn': did you mean 'bigint'\?"):
+        t.canonical("bigitn")
+    with pytest.raises(t.ColumnTypeError, match=r"did you mean 'timestamp'\?"):
+        t.canonical("array<timestmp>")
+    with pytest.raises(t.ColumnTypeError) as far:
+        t.canonical("flux")
+    assert "did you mean" not in str(far.value)
+
+
+def test_an_unclosed_type_says_what_is_missing() -> None:
+    """Issue 43: `decimal(18,2` said "expected ','" while the missing character is ')'."""
+    for text, missing in (("decimal(18,2", ")"), ("varchar(10", ")"), ("array<int", ">"), ("struct<a:int", ">")):
+        with pytest.raises(t.ColumnTypeError, match=rf"missing '\{missing}' at the end"):
+            t.canonical(text)

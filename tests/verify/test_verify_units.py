@@ -8,12 +8,13 @@ import pytest
 
 from reconciler.core import coltypes
 from reconciler.core.errors import ValidationFailed
-from reconciler.core.model import Column
+from reconciler.core.model import Column, ViewId
 from reconciler.source.config import load_config
 from reconciler.verify import columns as vcols
 from reconciler.verify import impact, sources, writeback
 from reconciler.verify.analyze import _local_sql
 from reconciler.verify.locate import Locator
+from reconciler.verify.result import ViewResult
 
 
 def field(name: str, type_: str) -> dict[str, object]:
@@ -110,6 +111,17 @@ def test_change_classification() -> None:
     assert impact.classify([a], [Column(name="a", type="bigint")], dropped=False)[:2] == ("columns_changed", True)
     assert impact.classify([a], [a], dropped=False)[:2] == ("same_output", False)
     assert impact.classify([a], None, dropped=True)[:2] == ("dropped", True)
+
+
+def test_same_columns_is_not_called_the_same_output() -> None:
+    """Issue 43: a filter change keeps the columns, not the output (its tests may fail): say "same columns"."""
+    a = Column(name="a", type="int")
+    assert impact.classify([a], [a], dropped=False)[2] == "same columns"
+    vid = ViewId("c", "s", "v")
+    result = ViewResult(vid, "ok", [a])
+    assert impact.attributed_status(vid, True, result, False, result, False).detail == \
+        "same columns with the old and the new input"
+    assert impact.dependent_status(vid, True, result, None, False).detail == "still resolves with the same columns"
 
 
 def test_spark_config_section(tmp_path: Path) -> None:

@@ -113,7 +113,22 @@ views:
     assert by_name["ordered_and_from_a_file"]["status"] == "passed"
     bad = by_name["a_word_is_not_a_number"]
     assert bad["status"] == "error"
-    assert bad["error"].startswith("views/local/s.yaml:11: Spark: [CAST_INVALID_INPUT]"), bad
+    assert bad["location"] == {"file": "views/local/s.yaml", "line": 11}
+    assert bad["error"].startswith("Spark: [CAST_INVALID_INPUT]"), bad
+    assert bad["error"].count("CAST_INVALID_INPUT") == 1, bad
+
+
+def test_a_declared_column_the_sql_does_not_return_is_said_once(sample_repo: Path) -> None:
+    """Issue 43: the error class and the location each appeared twice on the line."""
+    path = sample_repo / "views" / "local" / "sales.yaml"
+    path.write_text(path.read_text().replace('      - {name: refunded, type: "decimal(28,2)"}\n',
+                                             '      - {name: refunded, type: "decimal(28,2)"}\n'
+                                             '      - {name: reason, type: string}\n', 1))
+    res = run_cli(sample_repo, "test")
+    assert res.code == 1, res.text
+    line = next(x for x in res.out.splitlines() if x.startswith("ERROR"))
+    assert line.count("ASSIGNMENT_ARITY_MISMATCH") == 1 and line.count("views/local/sales.yaml:") == 1, line
+    assert "the view declares 3 column(s), its SQL returns 2; not returned: reason" in line, line
 
 
 def test_ordered_tests_sharing_a_job_keep_the_order_the_view_produces(tmp_path: Path) -> None:
