@@ -69,8 +69,8 @@ def test_a_table_nothing_knows_is_one_located_warning_at_the_reference(sample_re
     _edit(sample_repo, "FROM sales.refund_events", "FROM sales.refund_eventz")
     result = run_cli(sample_repo, "validate")
     warnings = [x for x in result.err.splitlines() if x.startswith("Warning:")]
-    # line 90: `        sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_eventz ...`
-    assert warnings == ["Warning: views/local/sales.yaml:90:60: views[2].representations[0].sql: table "
+    # line 102: `        sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_eventz ...`
+    assert warnings == ["Warning: views/local/sales.yaml:102:60: views[2].representations[0].sql: table "
                         "sales.refund_eventz is no declared view and not in sources/local/sales.yaml; "
                         "did you mean sales.refund_events?"], result.err
 
