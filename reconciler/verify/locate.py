@@ -74,7 +74,7 @@ class Locator:
             return None
         file, index = parsed
         node = self._node(file)
-        view = _item(node, ("views", index))
+        view = yamlsrc.node_at(node, ("views", index))
         has = isinstance(view, yaml.MappingNode) and any(str(k.value) == "columns" for k, _ in view.value)
         path: tuple[str | int, ...] = ("views", index, "columns" if has else "name")
         line, col = yamlsrc.locate(node, path)
@@ -87,7 +87,7 @@ class Locator:
             return None
         file, index = parsed
         node = self._node(file)
-        reps = _item(node, ("views", index, "representations"))
+        reps = yamlsrc.node_at(node, ("views", index, "representations"))
         if not isinstance(reps, yaml.SequenceNode):
             return None
         for j, rep in enumerate(reps.value):
@@ -100,14 +100,3 @@ class Locator:
             line, col = yamlsrc.scalar_position(scalar, self.texts.get(file, ""), offset or 0)
             return Where(file, line, col, f"views[{index}].representations[{j}].sql")
         return None
-
-
-def _item(node: Any, path: tuple[str | int, ...]) -> Any:
-    for part in path:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if str(k.value) == str(part)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            return None
-    return node
