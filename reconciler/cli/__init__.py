@@ -1,7 +1,7 @@
 """The `viewsync` command line, shaped like Terraform's internal/command: `app` (the Typer app,
-the session, `main`, errors to messages and exit codes), a module per group of commands, the
-registry of renderers (`output`) and `progress`. A command parses options, opens the workspace,
-makes one `services/` call and renders its value. Nothing imports this package."""
+the session, `main`, errors to messages and exit codes), a module per group of commands and
+`progress`. A command parses options, opens the workspace, makes one `services/` call and
+renders its value through `render.registry`. Nothing imports this package."""
 
 from reconciler.cli import admin, checks, plan_apply, preview, reports  # each registers its commands
 from reconciler.cli.app import app, main

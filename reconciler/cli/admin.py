@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from reconciler.cli.app import Run, Since, app, session
+from reconciler.cli.app import Run, Since, app, exit_if, session
 from reconciler.core.output import EventsFormat
 
 
@@ -67,8 +67,7 @@ def events_deliver(ctx: typer.Context) -> None:
     s = session(ctx)
     report = events_service.deliver(s.open(), s.err)
     s.out(f"Event deliveries: {report.delivered} delivered, {report.rejected} rejected, {report.pending} pending.\n")
-    if report.pending:
-        raise typer.Exit(1)
+    exit_if(report.pending)
 
 
 @app.command("force-unlock")
@@ -102,6 +101,5 @@ def jars_fetch(
     SHA-256, and keep them under ~/.cache/viewsync/jars; print each one's path."""
     from reconciler.services import jars
     s = session(ctx)
-    if jars.fetch(list(names or []), review,
-                  lambda art, path, error: s.err(f"Error: {error}") if error else s.out(f"{art.name}: {path}\n")):
-        raise typer.Exit(1)
+    exit_if(jars.fetch(list(names or []), review, lambda art, path, error: s.err(f"Error: {error}") if error
+                       else s.out(f"{art.name}: {path}\n")))

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from reconciler.cli.output import render
 from reconciler.core.errors import UserError, ValidationFailed, ViewsyncError
 from reconciler.core.output import OutputFormat
 from reconciler.core.secrets import redact
+from reconciler.render.registry import render
 
 if TYPE_CHECKING:
     from reconciler.core.model import ViewId
@@ -110,6 +110,12 @@ def session(ctx: typer.Context) -> Session:
     return found
 
 
+def exit_if(failed: object, code: int = 1) -> None:
+    """End the command with `code` when `failed` holds (1: something failed; 2: changes or drift)."""
+    if failed:
+        raise typer.Exit(code)
+
+
 def view_id(text: str) -> ViewId:
     """A catalog.schema.view argument."""
     from reconciler.core.model import ViewId
@@ -177,18 +183,13 @@ METAVARS = {"select": "GLOB", "base": "REF", "out": "FILE", "out_file": "FILE", 
 def _metavars(command: Any) -> Any:
     """Help written for users: `--select GLOB`, `VIEW`, every choice listed (`text|json`), where
     typer would print `<list[str]>` and `{view}`."""
-    for param in command.params:
-        if param.metavar is not None or getattr(param, "is_flag", False):
-            continue
+    for param in (p for p in command.params if p.metavar is None and not getattr(p, "is_flag", False)):
         kind = getattr(param, "type_descriptor", None)  # typer's own click: no click.Choice
-        if kind is not None and kind.is_choice:
-            param.metavar = "|".join(str(getattr(c, "value", c)) for c in kind.choices or ())
-        else:
-            param.metavar = METAVARS.get(param.name, param.name.upper())
+        param.metavar = ("|".join(str(getattr(c, "value", c)) for c in kind.choices or ()) if kind and kind.is_choice
+                         else METAVARS.get(param.name, param.name.upper()))
         if param.param_type_name == "argument":  # `VIEW`, `[PLAN]`: not typer's `{view}`, `VIEW <str>`
             usage = param.metavar if param.required else f"[{param.metavar}]"
-            param.get_usage_pieces = lambda ctx, usage=usage: [usage]
-            param.display_type_rich = lambda ctx: None
+            param.get_usage_pieces, param.display_type_rich = lambda ctx, usage=usage: [usage], lambda ctx: None
     for sub in getattr(command, "commands", {}).values():
         _metavars(sub)
     return command

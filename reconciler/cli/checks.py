@@ -3,23 +3,14 @@ tests, and on live data (data review)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from reconciler.cli import progress
-from reconciler.cli.app import AlsoOut, Format, Ref, Selects, app, session
-from reconciler.core.output import OutputFormat, TestFormat
-
-
-class Definition(StrEnum):
-    """Which SQL `check` evaluates."""
-
-    DECLARED = "declared"
-    LIVE = "live"
-
+from reconciler.cli.app import AlsoOut, Format, Ref, Selects, app, exit_if, session
+from reconciler.core.output import Definition, OutputFormat, TestFormat
 
 TestFormats = Annotated[TestFormat, typer.Option("--format", "-f", help="Output format.")]
 
@@ -54,8 +45,7 @@ def test_views(ctx: typer.Context, select: Annotated[str | None, typer.Option(
         s.out(s.render("test", "summary", run) + "\n")
     else:
         s.out(s.render("test", fmt, run))
-    if not run.ok:
-        raise typer.Exit(1)
+    exit_if(not run.ok)
 
 
 @app.command("diff")
@@ -77,8 +67,7 @@ def diff(
         request = datareview.DiffRequest(tuple(select or ()), base, where, sample, dependents)
         report = datareview.diff(s.open(), request, shown)
     s.show("diff", fmt, report, out_file)
-    if report.errors:
-        raise typer.Exit(1)
+    exit_if(report.errors)
 
 
 @app.command("check")
@@ -92,5 +81,4 @@ def check(ctx: typer.Context, select: Selects = None,
     with progress.data_review(s.err) as shown:
         report = datareview.check(s.open(), datareview.CheckRequest(tuple(select or ()), definition.value), shown)
     s.show("check", fmt, report, out_file)
-    if report.failed:
-        raise typer.Exit(1)
+    exit_if(report.failed)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reconciler.cli.app import Catalogs, Format, Ref, Selects, app, session
+from reconciler.cli.app import Catalogs, Format, Ref, Selects, app, exit_if, session
 from reconciler.core.errors import UserError
 from reconciler.core.output import OutputFormat
 
@@ -52,10 +52,8 @@ def plan(
     if out_file:
         s.write(out_file, s.render("plan", "json", result))
     s.out(s.render("plan", fmt, result))
-    if result.errors:
-        raise typer.Exit(1)
-    if detailed_exitcode and result.has_changes:
-        raise typer.Exit(2)
+    exit_if(result.errors)
+    exit_if(detailed_exitcode and result.has_changes, 2)
 
 
 @app.command("show")
@@ -76,7 +74,7 @@ def apply(
     adopt: Adopt = False,
     allow_mass_drop: MassDrop = False,
     catalog: Catalogs = None,
-    select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view.")] = None,
+    select: Selects = None,
     actor: Annotated[str | None, typer.Option(help="Who applies (default $GITHUB_ACTOR, git user).")] = None,
     allow_dirty: Annotated[bool, typer.Option(help="Apply uncommitted declarations.")] = False,
     lock_timeout: Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")] = 0,
@@ -107,5 +105,4 @@ def apply(
     outcome = apply_service.apply(s.open(), request, ui)
     if outcome.status is apply_service.Status.CANCELLED:
         s.out("Apply cancelled.\n")
-    if not outcome.ok:
-        raise typer.Exit(1)
+    exit_if(not outcome.ok)

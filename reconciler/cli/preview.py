@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from reconciler.cli import progress
-from reconciler.cli.app import Format, app, session
+from reconciler.cli.app import Format, app, exit_if, session
 from reconciler.core.output import OutputFormat
 
 preview_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -41,8 +41,7 @@ def preview_up(
     request = preview_service.UpRequest(env, base, ttl, actor, allow_dirty, lock_timeout, spark, skip_tests)
     res = preview_service.up(s.open(), request, progress.actions(s.err), s.err)
     s.out(s.render("preview up", fmt, res))
-    if not res.ok:
-        raise typer.Exit(1)
+    exit_if(not res.ok)
 
 
 @preview_app.command("down")
@@ -54,8 +53,7 @@ def preview_down(ctx: typer.Context, env: Env, fmt: Format = OutputFormat.TEXT, 
     res = preview_service.down(s.open(), preview_service.DownRequest(env, actor, lock_timeout),
                                progress.actions(s.err), s.err)
     s.out(s.render("preview down", fmt, res))
-    if not res.ok:
-        raise typer.Exit(1)
+    exit_if(not res.ok)
 
 
 @preview_app.command("list")
@@ -75,5 +73,4 @@ def preview_gc(ctx: typer.Context, actor: Actor = None) -> None:
     for res in results:
         s.out(s.render("preview down", "text", res))
     s.out(f"Removed {len(results)} expired preview environment(s).\n")
-    if not all(r.ok for r in results):
-        raise typer.Exit(1)
+    exit_if(not all(r.ok for r in results))

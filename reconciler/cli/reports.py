@@ -6,25 +6,22 @@ from typing import Annotated
 
 import typer
 
-from reconciler.cli.app import AlsoOut, Catalogs, Format, Ref, Run, Since, app, session, view_id
+from reconciler.cli.app import AlsoOut, Catalogs, Format, Ref, Run, Selects, Since, app, exit_if, session, view_id
 from reconciler.core.output import LineageFormat, OutputFormat
 
 View = Annotated[str, typer.Argument(help="catalog.schema.view")]
 
 
 @app.command("drift")
-def drift(ctx: typer.Context, fmt: Format = OutputFormat.TEXT, catalog: Catalogs = None,
-          select: Annotated[list[str] | None, typer.Option(help="Glob over catalog.schema.view.")] = None,
+def drift(ctx: typer.Context, fmt: Format = OutputFormat.TEXT, catalog: Catalogs = None, select: Selects = None,
           out_file: AlsoOut = None) -> None:
     """Report where live catalogs differ from declarations; exit 2 on drift."""
     from reconciler.services.drift import drift as drift_service
     s = session(ctx)
     report = drift_service(s.open(), tuple(catalog or ()), tuple(select or ()))
     s.show("drift", fmt, report, out_file)
-    if report.errors and not report.items:
-        raise typer.Exit(1)
-    if report.drifted:
-        raise typer.Exit(2)
+    exit_if(report.errors and not report.items)
+    exit_if(report.drifted, 2)
 
 
 @app.command("history")

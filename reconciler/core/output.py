@@ -1,4 +1,4 @@
-"""How a command writes its result (`--format`)."""
+"""How a command writes its result (`--format`), and the other options whose value is a choice."""
 
 from __future__ import annotations
 
@@ -33,3 +33,10 @@ class TestFormat(StrEnum):
     MARKDOWN = "markdown"
     JSON = "json"
     JUNIT = "junit"
+
+
+class Definition(StrEnum):
+    """`viewsync check --definition`: which SQL the checks evaluate."""
+
+    DECLARED = "declared"  # the pending SQL, before apply
+    LIVE = "live"  # what is deployed

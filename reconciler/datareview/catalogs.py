@@ -31,6 +31,7 @@ from reconciler.adapters.jdbc.dialects import DATABASES, Database
 from reconciler.core.model import ViewId, ViewSpec
 from reconciler.core.sql import spark_ident as q
 from reconciler.datareview.files import FileCatalog, MissingData
+from reconciler.datareview.view_sql import NotReadable, sql_in
 from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
 from reconciler.source.spark_settings import LiveCatalog, LiveSettings
@@ -39,14 +40,6 @@ from reconciler.verify.sources import Sources
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
 ICEBERG_PACKAGE = maven.artifact("iceberg-spark-runtime-3.5").coordinate
 JDBC_CATALOG = "org.apache.spark.sql.execution.datasources.v2.jdbc.JDBCTableCatalog"
-# the dialect a catalog kind's views are evaluated in (jdbc: the database's own)
-SPARK_DIALECTS = ("spark", "databricks", "hive")
-
-
-class NotReadable(Exception):
-    """This catalog (or this view of it) cannot be read by the review's Spark; the message says why."""
-
-
 @dataclass(frozen=True)
 class Jdbc:
     url: str  # jdbc:postgresql://host:port/db
@@ -218,26 +211,6 @@ def no_data(catalog: str) -> str:
 
 READERS: dict[str, type[Reader]] = {r.kind: r for r in (HmsReader, IcebergRestReader, JdbcReader, GlueReader,
                                                          ManagedReader)}
-
-
-def sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]:
-    """The view's SQL in `dialect`: its own representation, else one transpiled by sqlglot (said)."""
-    wanted = SPARK_DIALECTS if dialect == "spark" else (dialect,)
-    for d in wanted:
-        sql = spec.sql_for(d)
-        if sql is not None:
-            return sql, None
-    rep = spec.representations[0]
-    import sqlglot
-
-    from reconciler.core.sql import sqlglot_dialect
-
-    try:
-        out = sqlglot.transpile(rep.sql, read=sqlglot_dialect(rep.dialect), write=sqlglot_dialect(dialect))[0]
-    except sqlglot.errors.SqlglotError as exc:
-        raise NotReadable(f"{vid}: no {dialect} SQL, and its {rep.dialect} SQL does not transpile: "
-                          f"{str(exc).splitlines()[0]}") from None
-    return out, f"{vid}: {dialect} SQL generated from its {rep.dialect} representation by sqlglot"
 
 
 def _jdbc(cat: CatalogConfig, live: LiveCatalog) -> tuple[Jdbc, str]:

@@ -20,6 +20,7 @@ from typing import Any
 from reconciler.core import coltypes, deps
 from reconciler.core import sql as vsql
 from reconciler.core.model import Column, ViewId, ViewSpec
+from reconciler.datareview.view_sql import sql_in
 from reconciler.verify.sources import Sources, TableData
 
 Key = tuple[str, str, str]  # (catalog, schema, name), lower case
@@ -152,8 +153,6 @@ class FileCatalog:
 
     def _view_input(self, key: Key, swapped: Mapping[Key, str], inputs: dict[str, dict[str, Any]],
                     notes: list[str], stack: tuple[Key, ...]) -> str:
-        from reconciler.datareview.catalogs import sql_in
-
         name = self._names.setdefault(("view", key), f"__vs_read_{len(self._names)}")
         if name in inputs:
             return name

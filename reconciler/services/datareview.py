@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.model import ViewId, ViewSpec
+from reconciler.datareview.view_sql import NotReadable
 
 if TYPE_CHECKING:
     from reconciler.datareview.catalogs import Reader
@@ -120,7 +121,7 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
         UserError: `base` is not a git ref; Spark cannot start.
         ViewsyncError: a catalog or, with event sinks, the state store cannot be read.
     """
-    from reconciler.datareview import catalogs, engine
+    from reconciler.datareview import engine
     from reconciler.datareview.model import DiffReport, ViewDiff
     from reconciler.plan.planner import PlanScope
     from reconciler.plan.scope import plan_options
@@ -180,7 +181,7 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
             try:
                 b = _source(reader, vid, before, notes) if before is not None else None
                 a = _source(reader, vid, after, notes, after_names) if after is not None else None
-            except catalogs.NotReadable as exc:
+            except NotReadable as exc:
                 report.views.append(ViewDiff(vid, kind, status="skipped", message=str(exc)))
                 continue
             result = engine.diff_view(spark, vid, kind, b, a, key_of(decl, vid), request.where, request.sample,
@@ -254,7 +255,7 @@ def check(ws: Workspace, request: CheckRequest, progress: ReviewProgress = Revie
     """
     import fnmatch
 
-    from reconciler.datareview import catalogs, engine
+    from reconciler.datareview import engine
     from reconciler.datareview.model import CheckReport
 
     if request.definition not in ("declared", "live"):
@@ -296,7 +297,7 @@ def check(ws: Workspace, request: CheckRequest, progress: ReviewProgress = Revie
         notes: list[str] = []
         try:
             source = _source(reader, vid, spec, notes)
-        except catalogs.NotReadable as exc:
+        except NotReadable as exc:
             report.views.append(engine.not_run(vid, request.definition, checks, "skipped", str(exc), locate))
             continue
         targets, unrunnable = _targets(readers, checks)
@@ -316,7 +317,6 @@ def _targets(readers: Mapping[str, Reader], checks: tuple[Any, ...]
              ) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
     """(the source of each relationships check's `to` table (catalog.schema.table), why each
     relationships check whose table cannot be read cannot run)."""
-    from reconciler.datareview.catalogs import NotReadable
 
     out: dict[int, dict[str, Any]] = {}
     unrunnable: dict[int, str] = {}

@@ -16,6 +16,7 @@ from reconciler.core.errors import ValidationFailed
 from reconciler.core.model import ViewId
 from reconciler.datareview import catalogs, render
 from reconciler.datareview.model import CheckReport, CheckResult, ViewChecks
+from reconciler.datareview.view_sql import NotReadable
 from reconciler.source.config import load_config
 from reconciler.verify import sources as vsources
 from tests.helpers.cli import run_cli
@@ -109,7 +110,7 @@ def test_a_managed_view_over_files_reads_temporary_views_of_its_tables(tmp_path:
     assert replaced["sql"] == "SELECT SUM(amount) AS s FROM __vs_declared_0 AS p" and not replaced["inputs"]
 
     refunds = ViewSpec.model_validate({"representations": [{"dialect": "spark", "sql": "SELECT * FROM refunds"}]})
-    with pytest.raises(catalogs.NotReadable) as err:
+    with pytest.raises(NotReadable) as err:
         reader.query_source(ViewId("local", "sales", "r"), refunds)
     assert str(err.value) == ("local.sales.r reads local.sales.refunds, which has no data declared: give it a "
                               "`location` and a `format` in sources/local/sales.yaml (its table `refunds`)")

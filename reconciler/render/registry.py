@@ -1,5 +1,6 @@
-"""The one registry from (report kind, format) to the function that renders it. Each renderer
-is imported when used; a format a kind does not have renders as its text."""
+"""The one registry from (report kind, format) to the function that renders it: the command line
+renders every report through it, and so can a service that composes several reports into one.
+Each renderer is imported when used; a format a kind does not have renders as its text."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-Renderer = Callable[[Any, Any], str]  # (value, the CLI session: its style, `color` and `verbose`)
+Renderer = Callable[[Any, Any], str]  # (value, the style: any object with `color` and `verbose`)
 
 
 def _fn(target: str) -> Callable[..., Any]:
