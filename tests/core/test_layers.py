@@ -49,3 +49,49 @@ def test_a_spark_child_importing_viewsync_breaks_its_contract(tree: Path) -> Non
     res = _lint(tree)
     assert res.returncode != 0
     assert "reconciler.datareview.spark_ops -> reconciler.core.sql" in res.stdout
+
+
+def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others (Tarjan's strongly
+    connected components of more than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in imports.get(module, ()):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = [stack.pop()]
+            while group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_third_module() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """A module cycle (even through an import inside a function) means two modules are one idea
+    split in two, or one of them is in the wrong layer; the layers contract cannot see it within
+    a package."""
+    import grimp  # import-linter's graph builder
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    graph = grimp.build_graph("reconciler")
+    assert _cycles({m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}) == []
