@@ -128,7 +128,7 @@ class LockHeld(UserError):
 
 
 VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
-LOCKED_COMMANDS = ("apply", "preview")  # runs that write views, each under the apply lock
+LOCKED_COMMANDS = ("apply", "preview", "revert")  # runs that write views, each under the apply lock
 
 
 @dataclass(frozen=True)
@@ -360,14 +360,16 @@ class StateStore:
             return [dict(r._mapping) for r in conn.execute(q)]
 
     def last_versions(self, project_catalogs: list[str]) -> dict[ViewId, dict[str, Any]]:
-        """Latest version row of every view we ever wrote in these catalogs."""
+        """Latest version row of every view we ever wrote in these catalogs, with the command
+        of its run (`run_command`: apply, preview, revert)."""
         sub = (sa.select(versions.c.catalog, versions.c.schema_name, versions.c.view_name,
                          sa.func.max(versions.c.version).label("v"))
                .where(versions.c.catalog.in_(project_catalogs))
                .group_by(versions.c.catalog, versions.c.schema_name, versions.c.view_name).subquery())
-        q = sa.select(versions).join(sub, sa.and_(
+        q = sa.select(versions, runs.c.command.label("run_command")).join(sub, sa.and_(
             versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
-            versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+            versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v)).outerjoin(
+            runs, runs.c.run_id == versions.c.run_id)
         if not self.ready:
             return {}
         with self.engine.connect() as conn:
