@@ -129,7 +129,8 @@ def _native(found: ViewHistory, number: int) -> tuple[str, ViewSpec]:
         raise UserError(f"{found.view} has no native version {number} in catalog {found.view.catalog!r} "
                         f"(native versions: {known})")
     if version.spec is None:
-        raise UserError(f"native version {number} of {found.view} cannot be read by viewsync")
+        raise UserError(f"catalog {found.view.catalog!r} does not keep a definition viewsync can read for native "
+                        f"version {number} of {found.view}; revert to a version viewsync recorded")
     return f"native {number}", version.spec
 
 
