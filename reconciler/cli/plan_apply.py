@@ -128,6 +128,8 @@ def revert(
               f"{request.to}` without --apply and commit the change.\n")
     elif outcome.applied is not None and outcome.applied.status.value == "cancelled":
         s.out("Revert cancelled.\n")
+    elif outcome.plan is not None and outcome.plan.errors:
+        s.err("Revert refused: nothing was written.\n")
     if not outcome.ok:
         raise typer.Exit(1)
 

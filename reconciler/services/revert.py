@@ -43,7 +43,7 @@ class RevertRequest:
 class RevertOutcome:
     view: ViewId
     version: str  # the version reverted to, as history names it: `v3` or `native 3`
-    plan: Plan  # the reverting change (with its errors when refused)
+    plan: Plan | None  # the reverting change (with its errors when refused); None when unchanged
     file: str | None = None  # the view file written (without --apply)
     applied: ApplyOutcome | None = None  # with --apply
     unchanged: bool = False  # the declaration already is that version: nothing written
@@ -52,7 +52,7 @@ class RevertOutcome:
     def ok(self) -> bool:
         if self.applied is not None:
             return self.applied.ok
-        return not self.plan.errors
+        return self.plan is None or not self.plan.errors
 
 
 def revert(ws: Workspace, request: RevertRequest, ui: ApplyUI) -> RevertOutcome:
@@ -88,12 +88,12 @@ def revert(ws: Workspace, request: RevertRequest, ui: ApplyUI) -> RevertOutcome:
     if request.apply:
         return _apply_now(ws, request, label, target, ui)
     current = decl.views[view]
+    if target.digest() == current.digest():
+        return RevertOutcome(view, label, None, unchanged=True)
     plan = _plan(ws, dataclasses.replace(decl, views={**decl.views, view: target}), view, request.allow_breaking)
     ui.show_plan(plan)
     if plan.errors:
         return RevertOutcome(view, label, plan)
-    if target.digest() == current.digest():
-        return RevertOutcome(view, label, plan, unchanged=True)
     rel = _write(ws, decl.where[view], decl.texts, view, current, target)
     return RevertOutcome(view, label, plan, file=rel)
 

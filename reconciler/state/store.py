@@ -274,7 +274,7 @@ class StateStore:
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         # each row with its run's outcome: a run that died shows `interrupted` (once repaired) or
-        # `running` beside rows that may all read `applied`; and its command (apply | preview)
+        # `running` beside rows that may all read `applied`; and its command (apply | preview | revert)
         q = (sa.select(audit, runs.c.outcome.label("run_outcome"), runs.c.command.label("run_command"))
              .select_from(audit.outerjoin(runs, runs.c.run_id == audit.c.run_id)).order_by(audit.c.id))
         if view is not None:
@@ -329,7 +329,7 @@ class StateStore:
 
     # ---------------------------------------------------------------- repair
     def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
-        """Apply (and preview) runs still marked running. Called under the apply lock, which
+        """Apply (preview, revert) runs still marked running. Called under the apply lock, which
         every running apply holds: they are dead."""
         q = (sa.select(runs).where(runs.c.project == project, runs.c.command.in_(LOCKED_COMMANDS),
                                    runs.c.outcome == RunOutcome.RUNNING, runs.c.run_id != current)
