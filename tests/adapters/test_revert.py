@@ -239,6 +239,7 @@ def test_a_revert_that_breaks_a_dependent_is_refused(tmp_path: Path, backend: tu
         got = vs(repo, "revert", view, "--to", "1", *extra)
         assert got.code == 1, got.text
         assert "breaking_change" in got.out and f"c.{schema}.reader" in got.out, got.text
+        assert "Revert refused: nothing was written" in got.err, got.text
     assert file.read_text() == second
     assert len(_versions(repo, view)) == 2
     assert vs(repo, "plan", "--detailed-exitcode").code == 0  # the catalog still holds version 2
