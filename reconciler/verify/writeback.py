@@ -92,7 +92,7 @@ def _literal(sql: str, indent: int) -> str:
     if any((not c.isprintable() and c != "\t") for c in sql.replace("\n", "")) or sql[:1].isspace():
         return json.dumps(sql, ensure_ascii=False)
     pad = " " * indent
-    return "|\n" + "\n".join(pad + line if line.strip() else "" for line in sql.split("\n"))
+    return "|\n" + "\n".join(pad + line if line else "" for line in sql.split("\n"))
 
 
 def _rendered(field: str, value: Any, indent: int) -> str:

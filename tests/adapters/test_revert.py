@@ -149,6 +149,9 @@ def test_unknown_view_or_version_is_named_and_nothing_changes(
         ((f"c.{schema}.base", "--to", "7"), f"c.{schema}.base has no version 7 recorded by viewsync "
                                             "(recorded: v1, v2)"),
         ((f"c.{schema}.base", "--to", "seven"), "--to 'seven': expected a version"),
+        ((f"c.{schema}.base", "--to", "native:9"),
+         f"c.{schema}.base has no native version 9 in catalog 'c' (native versions: 1, 2)"
+         if backend[0]["type"] == "iceberg-rest" else f"catalog 'c' keeps no native versions of c.{schema}.base"),
     ]:
         got = vs(repo, "revert", *args, "--apply", "--auto-approve")
         assert got.code == 1 and message in got.err, got.text

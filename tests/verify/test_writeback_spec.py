@@ -87,9 +87,9 @@ def test_changed_removed_and_added_fields() -> None:
 
 
 def test_representations_with_other_dialects_are_written_whole() -> None:
-    out, _ = _write({"representations": [{"dialect": "spark", "sql": "SELECT 1 AS id,\n  'it''s' AS amount"}]})
+    out, _ = _write({"representations": [{"dialect": "spark", "sql": "SELECT 1 AS id,\n   \n  'it''s' AS amount"}]})
     assert "      - dialect: trino" not in out
-    assert "        sql: |\n          SELECT 1 AS id,\n            'it''s' AS amount\n    owner:" in out
+    assert "        sql: |\n          SELECT 1 AS id,\n             \n            'it''s' AS amount\n    owner:" in out
 
 
 def test_a_default_namespace_other_than_the_schema_is_written_and_removed_again() -> None:
