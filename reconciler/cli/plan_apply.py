@@ -104,7 +104,7 @@ def apply(
 def revert(
     ctx: typer.Context,
     view: Annotated[str, typer.Argument(help="catalog.schema.view")],
-    to: Annotated[str, typer.Option("--to", help="The version: one viewsync recorded (3 or v3) or the "
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version: one viewsync recorded (3 or v3) or the "
                                     "catalog's own (native:3, Iceberg); `viewsync history` lists both.")],
     apply_now: Annotated[bool, typer.Option("--apply", help="Emergencies: apply that version now (a run of "
                                             "kind revert) instead of writing it into the YAML.")] = False,
