@@ -104,8 +104,8 @@ def apply(
 def revert(
     ctx: typer.Context,
     view: Annotated[str, typer.Argument(help="catalog.schema.view")],
-    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version: one viewsync recorded (3 or v3) or the "
-                                    "catalog's own (native:3, Iceberg); `viewsync history` lists both.")],
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version: one viewsync recorded (3 or "
+                                    "v3) or the catalog's own (native:3, Iceberg); `viewsync history` lists both.")],
     apply_now: Annotated[bool, typer.Option("--apply", help="Emergencies: apply that version now (a run of "
                                             "kind revert) instead of writing it into the YAML.")] = False,
     auto_approve: AutoApprove = False,
