@@ -129,13 +129,13 @@ def authors_of(saved: Mapping[str, Any] | None) -> dict[str, list[Identity]]:
 
 
 def refuse(state: StateStore, plan: Plan, actor: str, git: GitInfo,
-           found: list[tuple[Subject, Denial]]) -> NotPermitted:
-    """Record a refused apply: a run with outcome 'refused' and one audit row per action
-    ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
+           found: list[tuple[Subject, Denial]], kind: str = "apply") -> NotPermitted:
+    """Record a refused apply: a run of command `kind` with outcome 'refused' and one audit row
+    per action ('refused' with the reasons, or 'skipped'). Returns the error to raise."""
     from reconciler.state.store import PendingAction  # opened only to record a refusal
 
     # Never marked running: a running apply is one that holds the lock (reconciler.apply.repair).
-    run_id = state.start_run(plan.project, "apply", actor, git, plan.digest(), plan.declarations_digest,
+    run_id = state.start_run(plan.project, kind, actor, git, plan.digest(), plan.declarations_digest,
                              outcome=RunOutcome.REFUSED)
     reasons: dict[int, list[str]] = {}
     general = [d.message for a, d in found if a is None]

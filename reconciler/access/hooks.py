@@ -68,9 +68,9 @@ def check_plan(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config_
 
 
 def check_apply(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config_path: Path,
-                actor: str | None, audit_actor: str, state_url: str, git: GitInfo) -> None:
+                actor: str | None, audit_actor: str, state_url: str, git: GitInfo, kind: str = "apply") -> None:
     """Apply re-checks with the policy in force now, for the applying actor and the commit
-    authors the plan was checked for; a refusal is audited and raised."""
+    authors the plan was checked for; a refusal is audited (as a run of command `kind`) and raised."""
     policy = load(root, config_path)
     who = guard.Who(gitauthors.actor(actor, root), guard.authors_of(plan.access))
     found = guard.check(plan, views, policy, who)
@@ -79,7 +79,7 @@ def check_apply(plan: Plan, views: Mapping[ViewId, ViewSpec], root: Path, config
 
         state = StateStore(state_url)
         try:
-            raise guard.refuse(state, plan, audit_actor, git, found)
+            raise guard.refuse(state, plan, audit_actor, git, found, kind)
         finally:
             state.close()
 

@@ -149,6 +149,9 @@ class NativeVersion:
     timestamp_ms: int | None
     summary: dict[str, str]
     dialects: tuple[str, ...] = ()
+    # The spec this version stands for, when the catalog keeps enough of it (`viewsync revert`):
+    # an Iceberg version's SQL, schema and namespace, with the view's properties of today.
+    spec: ViewSpec | None = field(default=None, compare=False)
 
 
 class ThreadClients(Generic[C]):

@@ -7,7 +7,7 @@ from reconciler.cli import admin, checks, plan_apply, preview, reports  # each r
 from reconciler.cli.app import app, main
 
 # `viewsync --help` lists the commands in this order; the modules group them by what they do.
-ORDER = ("validate", "plan", "test", "show", "apply", "drift", "history", "audit", "lineage", "import",
+ORDER = ("validate", "plan", "test", "show", "apply", "drift", "history", "revert", "audit", "lineage", "import",
          "codeowners", "impact", "diff", "check", "force-unlock", "events", "preview", "jars")
 app.registered_commands.sort(key=lambda c: ORDER.index(str(c.name)))
 app.registered_groups.sort(key=lambda g: ORDER.index(str(g.name)))

@@ -1,4 +1,4 @@
-"""`plan`, `show` and `apply`: a plan made, shown again, and carried out."""
+"""`plan`, `show`, `apply` and `revert`: a plan made, shown again, carried out, and undone."""
 
 from __future__ import annotations
 
@@ -8,18 +8,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from reconciler.cli.app import Catalogs, Format, Ref, Selects, app, exit_if, session
+from reconciler.cli.app import Catalogs, Format, Ref, Selects, Session, app, exit_if, session, view_id
 from reconciler.core.errors import UserError
 from reconciler.core.output import OutputFormat
 
 if TYPE_CHECKING:
     from reconciler.plan.planner import Plan
+    from reconciler.services.apply import ApplyUI
 
 Prune = Annotated[bool, typer.Option(help="Drop managed views no longer declared.")]
 Adopt = Annotated[bool, typer.Option(help="Adopt declared unmanaged views.")]
 MassDrop = Annotated[bool, typer.Option(help="Allow drops beyond max_drop_fraction.")]
 Spark = Annotated[bool, typer.Option("--spark", help="Verify with Spark (also spark.verify in config).")]
 Breaking = Annotated[bool, typer.Option(help="Allow changes that break dependent views.")]
+AutoApprove = Annotated[bool, typer.Option("--auto-approve", help="Do not ask for confirmation.")]
+Actor = Annotated[str | None, typer.Option(help="Who applies (default $GITHUB_ACTOR, git user).")]
+LockTimeout = Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")]
 
 
 @app.command("plan")
@@ -69,23 +73,67 @@ def show(ctx: typer.Context, plan_file: Annotated[Path, typer.Argument(help="A s
 def apply(
     ctx: typer.Context,
     plan_file: Annotated[Path | None, typer.Argument(help="Apply exactly this saved plan.")] = None,
-    auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Do not ask for confirmation.")] = False,
+    auto_approve: AutoApprove = False,
     prune: Prune = False,
     adopt: Adopt = False,
     allow_mass_drop: MassDrop = False,
     catalog: Catalogs = None,
     select: Selects = None,
-    actor: Annotated[str | None, typer.Option(help="Who applies (default $GITHUB_ACTOR, git user).")] = None,
+    actor: Actor = None,
     allow_dirty: Annotated[bool, typer.Option(help="Apply uncommitted declarations.")] = False,
-    lock_timeout: Annotated[float, typer.Option(help="Seconds to wait for the apply lock.")] = 0,
+    lock_timeout: LockTimeout = 0,
     spark: Spark = False,
     allow_breaking: Breaking = False,
 ) -> None:
     """Carry out the plan: write views, versions and audit records."""
-    from reconciler.cli import progress
     from reconciler.services import apply as apply_service
     from reconciler.services.plan import Scope
     s = session(ctx)
+    scope = Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
+    request = apply_service.ApplyRequest(plan_file, scope, actor, allow_dirty, lock_timeout, spark, allow_breaking)
+    outcome = apply_service.apply(s.open(), request, _apply_ui(s, auto_approve))
+    if outcome.status is apply_service.Status.CANCELLED:
+        s.out("Apply cancelled.\n")
+    exit_if(not outcome.ok)
+
+
+@app.command("revert")
+def revert(
+    ctx: typer.Context,
+    view: Annotated[str, typer.Argument(help="catalog.schema.view")],
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version: one viewsync recorded (3 or "
+                                    "v3) or the catalog's own (native:3, Iceberg); `viewsync history` lists both.")],
+    apply_now: Annotated[bool, typer.Option("--apply", help="Emergencies: apply that version now (a run of "
+                                            "kind revert) instead of writing it into the YAML.")] = False,
+    auto_approve: AutoApprove = False,
+    actor: Actor = None,
+    lock_timeout: LockTimeout = 0,
+    allow_breaking: Breaking = False,
+) -> None:
+    """Write a recorded version of VIEW back into its YAML file (a change to commit), or apply it at once."""
+    from reconciler.services import revert as revert_service
+    s = session(ctx)
+    request = revert_service.RevertRequest(view_id(view), to, apply_now, actor, lock_timeout, allow_breaking)
+    outcome = revert_service.revert(s.open(), request, _apply_ui(s, auto_approve))
+    if outcome.unchanged:
+        s.out(f"{outcome.view} is declared as {outcome.version} already: nothing to write.\n")
+    elif outcome.file is not None:
+        s.out(f"Wrote {outcome.version} of {outcome.view} into {outcome.file}: commit it and open a pull request.\n")
+    elif outcome.applied is not None and outcome.ok and outcome.applied.run is not None:
+        s.out(f"Reverted {outcome.view} to {outcome.version} in its catalog. Until Git declares it, `viewsync drift` "
+              f"reports it as reverted out of band: run `viewsync revert {outcome.view} --to "
+              f"{request.to}` without --apply and commit the change.\n")
+    elif outcome.applied is not None and outcome.applied.status.value == "cancelled":
+        s.out("Revert cancelled.\n")
+    elif outcome.plan is not None and outcome.plan.errors:
+        s.err("Revert refused: nothing was written.\n")
+    exit_if(not outcome.ok)
+
+
+def _apply_ui(s: Session, auto_approve: bool) -> ApplyUI:
+    """The prompts and printers of `apply` (and `revert --apply`)."""
+    from reconciler.cli import progress
+    from reconciler.services import apply as apply_service
 
     def confirm(_: Plan) -> bool:
         if auto_approve:
@@ -96,13 +144,7 @@ def apply(
         answer: str = typer.prompt("Apply these actions? Only 'yes' will be accepted", default="", show_default=False)
         return answer.strip() == "yes"
 
-    ui = apply_service.ApplyUI(show_plan=lambda plan: s.out(s.render("plan", "text", plan)), confirm=confirm,
-                               progress=progress.actions(lambda line: s.out(line + "\n")),
-                               note=lambda note: s.out(note + "\n"), warn=s.err,
-                               done=lambda outcome: s.out(s.render("apply", "text", outcome)))
-    scope = Scope(tuple(catalog or ()), tuple(select or ()), prune, adopt, allow_mass_drop)
-    request = apply_service.ApplyRequest(plan_file, scope, actor, allow_dirty, lock_timeout, spark, allow_breaking)
-    outcome = apply_service.apply(s.open(), request, ui)
-    if outcome.status is apply_service.Status.CANCELLED:
-        s.out("Apply cancelled.\n")
-    exit_if(not outcome.ok)
+    return apply_service.ApplyUI(show_plan=lambda plan: s.out(s.render("plan", "text", plan)), confirm=confirm,
+                                 progress=progress.actions(lambda line: s.out(line + "\n")),
+                                 note=lambda note: s.out(note + "\n"), warn=s.err,
+                                 done=lambda outcome: s.out(s.render("apply", "text", outcome)))

@@ -6,6 +6,8 @@ Kinds:
 - changed_out_of_band: a managed view edited outside viewsync (its live digest
   no longer matches the digest we stamped), or a read-only catalog's view that
   no longer matches its declaration;
+- reverted_out_of_band: `viewsync revert --apply` wrote a recorded version, and Git does
+  not declare it yet (the live view is what the revert wrote, untouched since);
 - deleted_out_of_band: a view we applied and never dropped is gone;
 - undeclared: managed by this project but no longer declared;
 - unmanaged: views without our marker, seen and never touched.
@@ -23,7 +25,7 @@ from reconciler.core.model import ViewId, stamp_matches
 from reconciler.core.output import OutputFormat
 from reconciler.plan.planner import Plan, PlanErrorCode
 
-KINDS = ("pending", "changed_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
+KINDS = ("pending", "changed_out_of_band", "reverted_out_of_band", "deleted_out_of_band", "undeclared", "unmanaged")
 
 
 @dataclass(frozen=True)
@@ -59,17 +61,29 @@ def classify(plan: Plan, snapshots: Mapping[tuple[str, str], SchemaSnapshot],
     report = DriftReport()
     # Managed views whose live spec no longer matches our stamp: edited out of band.
     oob: set[ViewId] = set()
+    reverted: dict[ViewId, dict[str, Any]] = {}  # live as a revert run wrote it: its version row
     for snap in snapshots.values():
         for live in snap.views.values():
-            if (live.managed_by == plan.project and live.spec_digest
-                    and not stamp_matches(live.spec_digest, live.spec)):
+            if live.managed_by != plan.project or not live.spec_digest:
+                continue
+            if not stamp_matches(live.spec_digest, live.spec):
                 oob.add(live.id)
+                continue
+            last = last_versions.get(live.id)
+            if last is not None and last.get("run_command") == "revert" and last["digest"] == live.spec_digest:
+                reverted[live.id] = last
     for a in plan.actions:
         fields = tuple(c.field for c in a.changes)
         if a.view in oob:
             report.items.append(DriftItem("changed_out_of_band", a.view,
                                           "edited outside viewsync (live spec no longer matches the stamped "
                                           "digest)", fields))
+        elif a.view in reverted and a.action == "update":
+            row = reverted[a.view]
+            report.items.append(DriftItem("reverted_out_of_band", a.view,
+                                          f"reverted by `viewsync revert --apply` (version {row['version']}, run "
+                                          f"{str(row['run_id'])[:8]}); Git does not declare it yet: commit the "
+                                          "revert (`viewsync revert` without --apply writes it)", fields))
         elif a.action == "create":
             last = last_versions.get(a.view)
             if last is not None and last["action"] != "drop":

@@ -4,8 +4,9 @@ delivery of the outbox. Prompts and printing are the caller's, through `ApplyUI`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from reconciler.services.plan import Scope
 
 if TYPE_CHECKING:
     from reconciler.apply.run import ApplyResult
+    from reconciler.core.model import ViewId, ViewSpec
     from reconciler.events.dispatch import Emitter
     from reconciler.plan.planner import Action, Plan, PlanOptions
     from reconciler.source.declarations import Declarations
@@ -30,6 +32,9 @@ class ApplyRequest:
     lock_timeout: float = 0  # seconds to wait for the apply lock
     spark: bool = False
     allow_breaking: bool = False
+    kind: str = "apply"  # the run's command in the records (`revert` for `viewsync revert --apply`)
+    # Specs that stand in for these views' declarations in this run (a revert's recorded version).
+    replace: Mapping[ViewId, ViewSpec] = field(default_factory=dict)
 
 
 class Status(Enum):
@@ -143,6 +148,8 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     info = gitsrc.info(ws.root)
     who = gitsrc.actor(request.actor, ws.root)
     decl = ws.declarations()  # bad input stops here, before anything is written
+    if request.replace:
+        decl = dataclasses.replace(decl, views={**decl.views, **request.replace})
     # Records left by a dead apply are repaired before planning (nothing is created when there are none).
     repair_before_plan(ws, ws.state(create=False), who, request.lock_timeout, ui.note,
                        lambda store: open_emitter(ws.config, ws.root, store.engine, decl.views, ui.warn))
@@ -157,7 +164,7 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     if result.errors:
         return ApplyOutcome(result, Status.ERRORS)
     access_hooks.check_apply(result, decl.views, ws.root, ws.config.path, request.actor, who,
-                             ws.config.state_url, info)
+                             ws.config.state_url, info, request.kind)
     if not result.has_changes:
         outcome = ApplyOutcome(result, Status.NOTHING)
         ui.done(outcome)
@@ -168,7 +175,7 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     state = ws.state()
     emitter = open_emitter(ws.config, ws.root, state.engine, decl.views, ui.warn)
     run = apply_plan(ws, result, state, who, info, request.lock_timeout, ui.progress, events=emitter,
-                     on_note=ui.note)
+                     on_note=ui.note, kind=request.kind)
     outcome = ApplyOutcome(result, Status.APPLIED, run)
     ui.done(outcome)
     _deliver_pending(emitter, ui.warn)

@@ -80,7 +80,7 @@ def _audit_note(row: dict[str, Any]) -> str:
 
 
 def audit_text(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per attempted action under a header; RUN names the run's command (apply or preview)."""
+    """One line per attempted action under a header; RUN names the run's command (apply, preview or revert)."""
     if not rows:
         return "No audit records.\n"
     return "\n".join(table(

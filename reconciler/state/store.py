@@ -128,7 +128,7 @@ class LockHeld(UserError):
 
 
 VIEW_ACTIONS = ("create", "update", "adopt", "drop")  # audit actions that write a version row
-LOCKED_COMMANDS = ("apply", "preview")  # runs that write views, each under the apply lock
+LOCKED_COMMANDS = ("apply", "preview", "revert")  # runs that write views, each under the apply lock
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ class StateStore:
     def audit_rows(self, view: ViewId | None = None, since: datetime | None = None,
                    run_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         # each row with its run's outcome: a run that died shows `interrupted` (once repaired) or
-        # `running` beside rows that may all read `applied`; and its command (apply | preview)
+        # `running` beside rows that may all read `applied`; and its command (apply | preview | revert)
         q = (sa.select(audit, runs.c.outcome.label("run_outcome"), runs.c.command.label("run_command"))
              .select_from(audit.outerjoin(runs, runs.c.run_id == audit.c.run_id)).order_by(audit.c.id))
         if view is not None:
@@ -329,7 +329,7 @@ class StateStore:
 
     # ---------------------------------------------------------------- repair
     def dead_runs(self, project: str, current: str) -> list[dict[str, Any]]:
-        """Apply (and preview) runs still marked running. Called under the apply lock, which
+        """Apply (preview, revert) runs still marked running. Called under the apply lock, which
         every running apply holds: they are dead."""
         q = (sa.select(runs).where(runs.c.project == project, runs.c.command.in_(LOCKED_COMMANDS),
                                    runs.c.outcome == RunOutcome.RUNNING, runs.c.run_id != current)
@@ -360,14 +360,16 @@ class StateStore:
             return [dict(r._mapping) for r in conn.execute(q)]
 
     def last_versions(self, project_catalogs: list[str]) -> dict[ViewId, dict[str, Any]]:
-        """Latest version row of every view we ever wrote in these catalogs."""
+        """Latest version row of every view we ever wrote in these catalogs, with the command
+        of its run (`run_command`: apply, preview, revert)."""
         sub = (sa.select(versions.c.catalog, versions.c.schema_name, versions.c.view_name,
                          sa.func.max(versions.c.version).label("v"))
                .where(versions.c.catalog.in_(project_catalogs))
                .group_by(versions.c.catalog, versions.c.schema_name, versions.c.view_name).subquery())
-        q = sa.select(versions).join(sub, sa.and_(
+        q = sa.select(versions, runs.c.command.label("run_command")).join(sub, sa.and_(
             versions.c.catalog == sub.c.catalog, versions.c.schema_name == sub.c.schema_name,
-            versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v))
+            versions.c.view_name == sub.c.view_name, versions.c.version == sub.c.v)).outerjoin(
+            runs, runs.c.run_id == versions.c.run_id)
         if not self.ready:
             return {}
         with self.engine.connect() as conn:

@@ -272,6 +272,21 @@ def test_drift_changed_out_of_band(cat: MemoryCatalog) -> None:
     assert _drift({S: spec("SELECT 2")}, cat) == [("changed_out_of_band", "v", ("representations.spark.sql",))]
 
 
+def test_drift_reverted_out_of_band(cat: MemoryCatalog) -> None:
+    """Live as `revert --apply` wrote it (the digest of its run's version row), Git declaring another
+    version: its own kind, until Git declares it (or an apply or a hand edit changes the view)."""
+    cat.put(S, spec("SELECT 1"), "p")
+    row = {"action": "update", "version": 3, "digest": spec("SELECT 1").resolved(S).digest(), "run_id": "0a1b2c3d4e",
+           "run_command": "revert"}
+    assert _drift({S: spec("SELECT 2")}, cat, last={S: row}) == [
+        ("reverted_out_of_band", "v", ("representations.spark.sql",))]
+    assert _drift({S: spec("SELECT 1")}, cat, last={S: row}) == []
+    assert _drift({S: spec("SELECT 2")}, cat, last={S: {**row, "run_command": "apply"}}) == [
+        ("pending", "v", ("representations.spark.sql",))]
+    assert _drift({S: spec("SELECT 2")}, cat, last={S: {**row, "digest": "sha256:other"}}) == [
+        ("pending", "v", ("representations.spark.sql",))]
+
+
 def test_drift_undeclared_and_unmanaged(cat: MemoryCatalog) -> None:
     cat.put(S, spec(), "p")
     cat.put(ViewId("cat", "s", "bare"), spec())

@@ -521,7 +521,7 @@ class IcebergRestAdapter(WritableAdapter):
             summ = {str(k): str(v) for k, v in (version.get("summary") or {}).items()}
             out.append(NativeVersion(version=str(version["version-id"]),
                                      timestamp_ms=version.get("timestamp-ms"),
-                                     summary=summ, dialects=dialects))
+                                     summary=summ, dialects=dialects, spec=_version_spec(handle.metadata, version)))
         return out
 
     # ---------------------------------------------------------- plan hooks
@@ -684,6 +684,15 @@ class IcebergRestAdapter(WritableAdapter):
         cat = self._catalog()
         with self._translate(f"cannot drop view {live.id}"), contextlib.suppress(ice_exc.NoSuchViewError):
             cat.drop_view(self._ident(live.id))
+
+
+def _version_spec(metadata: dict[str, Any], version: dict[str, Any]) -> ViewSpec | None:
+    """One version read as if it were current (its SQL, schema and namespace; the view's
+    properties are not versioned); None when viewsync cannot read it."""
+    try:
+        return fmt.read_view({**metadata, "current-version-id": version.get("version-id")}).spec
+    except DecodeError:
+        return None
 
 
 def _close_catalog(cat: RestCatalog) -> None:
