@@ -19,7 +19,8 @@ out. Its JSON form (`to_json`, described by `schemas/plan.schema.json`,
 - `undeclared`: views of this project no longer declared, kept (no `--prune`);
 - `drift`: read-only catalogs whose views differ from their declarations;
 - `warnings`; `yaml_changes` (only with `plan --base`); `access` (the access policy
-  checked, and for whom, when plan checked one).
+  checked, and for whom, when plan checked one); `lineage` (the graph of the changed views,
+  what they read and who reads them, drawn in the Markdown plan).
 """
 
 from __future__ import annotations
@@ -293,6 +294,7 @@ class Plan:
     schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
     verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
     tests: dict[str, Any] | None = None  # plan --spark: reconciler.viewtests.result.TestRun JSON
+    lineage: dict[str, Any] | None = None  # the changes' lineage graph: reconciler.render.lineage_graph JSON
 
     @property
     def has_changes(self) -> bool:
@@ -329,6 +331,8 @@ class Plan:
             out["verification"] = self.verification
         if self.tests is not None:
             out["tests"] = self.tests
+        if self.lineage is not None:
+            out["lineage"] = self.lineage
         return out
 
     def digest(self) -> str:
@@ -365,4 +369,5 @@ class Plan:
             schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
             verification=d.get("verification"),
             tests=d.get("tests"),
+            lineage=d.get("lineage"),
         )

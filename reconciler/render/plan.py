@@ -234,6 +234,9 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head.append("No changes. The catalogs match the declarations." if not plan.schema_owners else
                     "No view changes.")
     else:
+        from reconciler.render import mermaid
+
+        head += mermaid.markdown_lines(plan)
         head.append("#### Changes against the live catalogs")
     tail: list[str] = ["", *verify_report.markdown_lines(plan.verification)] if plan.verification else []
     if plan.tests is not None:
