@@ -86,3 +86,14 @@ def test_lineage_format_mermaid_draws_one_view_with_its_readers_and_column_edges
             "local.analytics.customer_summary", "local.analytics.top_customers"} <= set(nodes)
     labels = ["".join(g.itertext()) for g in svg.iter(f"{SVG}g") if "edgeLabel" in (g.get("class") or "")]
     assert "amount → revenue, ordered_at → order_date" in labels
+
+
+def test_hostile_names_and_a_bounded_graph_are_drawn(tmp_path: Path) -> None:
+    from reconciler.render import mermaid
+    from tests.render.test_mermaid import hostile_graph
+
+    nodes = drawn_nodes(draw(mermaid.draw(hostile_graph(60), max_nodes=40), tmp_path))
+    assert len(nodes) == 41  # 40 kept and "and 22 more"
+    assert 'c.s."x" --> y[1];%% {z}|<b>é' in nodes
+    assert "breaking" in nodes['c.s."x" --> y[1];%% {z}|<b>é']
+    assert "and 22 more" in nodes
