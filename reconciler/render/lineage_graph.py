@@ -47,15 +47,17 @@ class Edge:
 class LineageGraph:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    omitted: int = 0  # views left out beyond the bound (changed views, and readers past five per change)
 
     def to_json(self) -> dict[str, Any]:
-        return {"nodes": [n.to_json() for n in self.nodes], "edges": [e.to_json() for e in self.edges]}
+        return {"nodes": [n.to_json() for n in self.nodes], "edges": [e.to_json() for e in self.edges],
+                "omitted": self.omitted}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LineageGraph:
         return cls([Node(n["name"], n["role"], n["kind"]) for n in d.get("nodes") or []],
                    [Edge(e["source"], e["target"], tuple((str(a), str(b)) for a, b in e.get("columns") or []))
-                    for e in d.get("edges") or []])
+                    for e in d.get("edges") or []], int(d.get("omitted") or 0))
 
 
 def _key(name: str) -> str:
@@ -125,23 +127,37 @@ def _declared_column_changes(before: ViewSpec | None, after: ViewSpec | None) ->
     return {n for n in set(a) | set(b) if a.get(n) != b.get(n)} if a and b else set()
 
 
+_GRAVITY = ("breaking", "dropped", "unknown", "logic", "additive", "new", "cosmetic")
+
+
+def _kind_of(action: Any) -> NodeKind:
+    if action.action == "create":
+        return "new"
+    if action.action == "drop":
+        return "dropped"
+    return action.kind.category if action.kind is not None else "unknown"
+
+
 def plan_graph(actions: Iterable[Any], declared: Mapping[ViewId, ViewSpec], live: Mapping[ViewId, LiveView],
-               verification: Mapping[str, Any] | None = None) -> LineageGraph:
+               verification: Mapping[str, Any] | None = None, max_changed: int = 40) -> LineageGraph:
     """The graph of a plan's `actions` (plan.model.Action): each changed view, what it reads, and
     every view that reads it, directly or through others (`verify.impact.dependents`), declared
-    or live. `verification`: a plan's Spark verification JSON, whose broken readers are marked."""
+    or live. `verification`: a plan's Spark verification JSON, whose broken readers are marked.
+    Only the `max_changed` gravest changes, and five readers per change, are followed (a first
+    plan of thousands of views draws no more than a bounded chart shows); the rest are counted
+    in `omitted`."""
     from reconciler.verify.impact import dependents
 
     specs: dict[ViewId, ViewSpec] = {v: lv.spec for v, lv in live.items() if lv.writable}
     specs.update(declared)
     b = _Builder(specs)
-    acts = list(actions)
+    ordered = sorted(actions, key=lambda a: _GRAVITY.index(_kind_of(a)))
+    acts = ordered[:max_changed]
+    b.graph.omitted = len(ordered) - len(acts)
     changed: dict[str, set[str]] = {}
     lineages: list[tuple[str, Lineage | None]] = []
     for a in acts:
-        kind: NodeKind = ("new" if a.action == "create" else "dropped" if a.action == "drop" else
-                          a.kind.category if a.kind is not None else "unknown")
-        b.node(str(a.view), "changed", kind)
+        b.node(str(a.view), "changed", _kind_of(a))
         old, new = b.lineage(a.view, a.before), b.lineage(a.view, a.desired)
         changed[_key(str(a.view))] = changed_columns(old, new, _declared_column_changes(a.before, a.desired))
         lineages.append((str(a.view), new if new is not None else old))
@@ -151,10 +167,12 @@ def plan_graph(actions: Iterable[Any], declared: Mapping[ViewId, ViewSpec], live
               for d in imp.get("dependents") or [] if d.get("status") in ("broken", "type_changed")}
     readers = dependents([a.view for a in acts], declared, live)
     found = sorted(set().union(*readers.values()) if readers else set(), key=str)
+    b.graph.omitted += max(0, len(found) - 5 * max_changed)
+    found = found[:5 * max_changed]  # a view read by thousands: the chart shows a few of them
     for d in found:
         if _key(str(d)) in b.names:
             continue  # a changed view itself
-        kind = "broken" if _key(str(d)) in broken else "dependent" if d in declared else "live"
+        kind: NodeKind = "broken" if _key(str(d)) in broken else "dependent" if d in declared else "live"
         b.node(str(d), "dependent", kind)
     reading = [(b.names[_key(str(d))], b.lineage(d, specs[d])) for d in found
                if d in specs and _key(str(d)) not in changed]

@@ -70,8 +70,9 @@ def draw(graph: LineageGraph, max_nodes: int = MAX_NODES) -> str:
     ids = {n.name: f"n{i}" for i, n in enumerate(kept)}
     lines = ["flowchart LR"]
     lines += [f"  {_shape(ids[n.name], n)}" for n in kept]
-    if hidden:
-        lines.append(f'  more["{escape(f"and {len(hidden)} more")}"]')
+    more = len(hidden) + graph.omitted
+    if more:
+        lines.append(f'  more["{escape(f"and {more} more")}"]')
     towards_hidden: set[str] = set()
     for e in graph.edges:
         src, dst = ids.get(e.source), ids.get(e.target)
@@ -80,11 +81,11 @@ def draw(graph: LineageGraph, max_nodes: int = MAX_NODES) -> str:
         elif hidden and (src or dst) and (src or dst) not in towards_hidden:
             towards_hidden.add(str(src or dst))
             lines.append(f"  {src or dst} -.- more")
-    used = {n.kind for n in kept} | ({"more"} if hidden else set())
+    used = {n.kind for n in kept} | ({"more"} if more else set())
     lines += [f"  classDef {k} {STYLES[k]}" for k in STYLES if k in used]
     for kind in (k for k in STYLES if k in used and k != "more"):
         lines.append(f"  class {','.join(ids[n.name] for n in kept if n.kind == kind)} {kind}")
-    if hidden:
+    if more:
         lines.append("  class more more")
     return "\n".join(lines) + "\n"
 

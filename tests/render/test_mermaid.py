@@ -82,3 +82,23 @@ def test_a_large_graph_keeps_the_changed_views_and_says_how_many_more() -> None:
     assert 'more["and 22 more"]' in chart
     assert "class n0 breaking" in chart
     assert "n0 -.- more" in chart
+
+
+def test_a_plan_of_many_changes_follows_the_gravest_and_counts_the_rest() -> None:
+    from reconciler.core.model import ViewId
+    from reconciler.plan.change_kind import ChangeKind
+    from reconciler.plan.model import Action
+    from reconciler.render.lineage_graph import plan_graph
+    from tests.helpers.specs import spec
+
+    views = {ViewId("c", "s", f"v{i}"): spec(f"SELECT id FROM s.t{i}") for i in range(300)}
+    actions = [Action("create", v, "managed", desired=s) for v, s in views.items()]
+    worst = ViewId("c", "s", "v299")
+    actions[-1] = Action("update", worst, "managed", desired=views[worst], before=spec("SELECT id, x FROM s.t299"),
+                         kind=ChangeKind("breaking", ("columns removed or renamed: x",)))
+    graph = plan_graph(actions, views, {}, max_changed=40)
+    assert graph.omitted == 260
+    assert graph.nodes[0].name == "c.s.v299" and graph.nodes[0].kind == "breaking"  # the gravest first
+    chart = mermaid.draw(graph)
+    assert len(re.findall(r"^\s+n\d+[\[(]", chart, re.M)) == 40
+    assert 'more["and 300 more"]' in chart  # 260 changes not followed, 40 tables read not drawn
