@@ -100,6 +100,7 @@ class Workspace:
     _adapters: dict[str, CatalogAdapter] = field(default_factory=dict)
     _state: StateStore | None = None
     _prefetch: _Prefetch | None = None
+    last_snapshots: Snapshots | None = None  # what the last `plan` read: its lineage graph's live readers
     _opening: threading.Lock = field(default_factory=threading.Lock)  # a prefetch opens adapters too
 
     @classmethod
@@ -289,6 +290,7 @@ class Workspace:
         from reconciler.plan import validity
 
         validity.locate(plan, decl)
+        self.last_snapshots = snapshots
         return plan, snapshots
 
     def _plan_schema_owners(self, plan: Plan, decl: decl_mod.Declarations, opts: PlanOptions,

@@ -45,10 +45,14 @@ def audit(ctx: typer.Context, view: Annotated[str | None, typer.Option(help="cat
 def lineage(ctx: typer.Context, view: View,
             fmt: Annotated[LineageFormat, typer.Option("--format", "-f", help="Output format.")] = LineageFormat.TEXT,
             ref: Ref = None) -> None:
-    """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted)."""
-    from reconciler.services.lineage import lineage as lineage_service
+    """Upstream tables and columns of a declared view, read from its SQL (no catalog is contacted);
+    `--format mermaid`: a graph of the view, what it reads and the declared views that read it."""
+    from reconciler.services import lineage as lineage_service
     s = session(ctx)
-    s.out(s.render("lineage", fmt, lineage_service(s.open(), view_id(view), ref)))
+    if fmt is LineageFormat.MERMAID:
+        s.out(s.render("lineage graph", fmt, lineage_service.graph(s.open(), view_id(view), ref)))
+        return
+    s.out(s.render("lineage", fmt, lineage_service.lineage(s.open(), view_id(view), ref)))
 
 
 @app.command("impact")

@@ -19,11 +19,12 @@ class EventsFormat(StrEnum):
 
 
 class LineageFormat(StrEnum):
-    """`viewsync lineage`: adds Graphviz."""
+    """`viewsync lineage`: adds Graphviz and Mermaid (the view, what it reads and who reads it)."""
 
     TEXT = "text"
     JSON = "json"
     DOT = "dot"
+    MERMAID = "mermaid"
 
 
 class TestFormat(StrEnum):

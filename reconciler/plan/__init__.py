@@ -3,7 +3,8 @@ JSON form (`model`), the options a plan records (`scope`), saved plans read back
 whether one still matches the repository is `services.apply`'s check), the offline SQL
 checks and error locations (`validity`), drift reports (`drift`), declared views an engine
 replaced without viewsync's marker that the state shows are ours (`replaced`) and the
-declaration changes since a git ref (`yaml_changes`).
+declaration changes since a git ref (`yaml_changes`); the kind of each update
+(`change_kind`: cosmetic, additive, logic, unknown or breaking, from the SQL's syntax trees).
 
 May import `core`, `source` and `adapters` (pure questions only: capabilities, storable,
 check). Writes nothing.

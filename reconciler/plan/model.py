@@ -19,7 +19,8 @@ out. Its JSON form (`to_json`, described by `schemas/plan.schema.json`,
 - `undeclared`: views of this project no longer declared, kept (no `--prune`);
 - `drift`: read-only catalogs whose views differ from their declarations;
 - `warnings`; `yaml_changes` (only with `plan --base`); `access` (the access policy
-  checked, and for whom, when plan checked one).
+  checked, and for whom, when plan checked one); `lineage` (the graph of the changed views,
+  what they read and who reads them, drawn in the Markdown plan).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Literal, get_args
 
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId, ViewSpec, digest_of
+from reconciler.plan.change_kind import ChangeKind
 
 ActionKind = Literal["create", "update", "drop", "adopt"]
 ACTION_KINDS: tuple[ActionKind, ...] = get_args(ActionKind)
@@ -97,7 +99,8 @@ class Change:
 class Action:
     """One change apply will make. `desired` is the spec after it (None for a drop),
     `before` the live spec (None for a create); `live_fingerprint` is what the live
-    view looked like when planned (None for a create): apply refuses if it moved."""
+    view looked like when planned (None for a create): apply refuses if it moved.
+    `kind`: an update's (or adoption's) category and edits, from the SQL's syntax trees."""
 
     action: ActionKind
     view: ViewId
@@ -106,14 +109,18 @@ class Action:
     live_fingerprint: str | None = None
     desired: ViewSpec | None = None
     before: ViewSpec | None = None
+    kind: ChangeKind | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "action": self.action, "view": self.view.to_json(), "strategy": self.strategy,
             "changes": [c.to_json() for c in self.changes], "live_fingerprint": self.live_fingerprint,
             "desired": self.desired.canonical() if self.desired is not None else None,
             "before": self.before.canonical() if self.before is not None else None,
         }
+        if self.kind is not None:
+            out["kind"] = self.kind.to_json()
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Action:
@@ -125,7 +132,8 @@ class Action:
                    changes=[Change.from_json(c) for c in d["changes"]],
                    live_fingerprint=d.get("live_fingerprint"),
                    desired=ViewSpec.model_validate(d["desired"]) if d.get("desired") is not None else None,
-                   before=ViewSpec.model_validate(d["before"]) if d.get("before") is not None else None)
+                   before=ViewSpec.model_validate(d["before"]) if d.get("before") is not None else None,
+                   kind=ChangeKind.from_json(d["kind"]) if d.get("kind") is not None else None)
 
 
 @dataclass(frozen=True)
@@ -286,6 +294,7 @@ class Plan:
     schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
     verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
     tests: dict[str, Any] | None = None  # plan --spark: reconciler.viewtests.result.TestRun JSON
+    lineage: dict[str, Any] | None = None  # the changes' lineage graph: reconciler.render.lineage_graph JSON
 
     @property
     def has_changes(self) -> bool:
@@ -322,6 +331,8 @@ class Plan:
             out["verification"] = self.verification
         if self.tests is not None:
             out["tests"] = self.tests
+        if self.lineage is not None:
+            out["lineage"] = self.lineage
         return out
 
     def digest(self) -> str:
@@ -358,4 +369,5 @@ class Plan:
             schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
             verification=d.get("verification"),
             tests=d.get("tests"),
+            lineage=d.get("lineage"),
         )

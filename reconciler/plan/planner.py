@@ -24,6 +24,7 @@ from reconciler.core import deps
 from reconciler.core import sql as vsql
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import PREVIEW, LiveView, ViewId, ViewSpec
+from reconciler.plan import change_kind
 from reconciler.plan.model import (
     FORMAT_VERSION,
     Action,
@@ -168,14 +169,16 @@ def _decide_writable(vid: ViewId, want: ViewSpec, live: LiveView | None, snap: S
             return _refuse(PlanErrorCode.UNMANAGED_DECLARED, f"{vid}: a view with this name exists and is not "
                            "managed by viewsync; declare adoption (--adopt or policy.adopt) to take it over", vid)
         return Decision(Action("adopt", vid, caps.strategy, diff_specs(want, live.spec, caps.rewrites_sql),
-                               live.fingerprint, want, live.spec))
+                               live.fingerprint, want, live.spec, change_kind.classify(live.spec.canonical(),
+                                                                                        want.canonical())))
     if live.managed_by != opts.project:
         return _refuse(PlanErrorCode.OWNED_BY_OTHER, f"{vid}: managed by project {live.managed_by!r}, "
                        f"not {opts.project!r}", vid)
     changes = diff_specs(want, live.spec, caps.rewrites_sql)
     if not changes:
         return UNCHANGED
-    return Decision(Action("update", vid, caps.strategy, changes, live.fingerprint, want, live.spec))
+    return Decision(Action("update", vid, caps.strategy, changes, live.fingerprint, want, live.spec,
+                           change_kind.classify(live.spec.canonical(), want.canonical())))
 
 
 @dataclass

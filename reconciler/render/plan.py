@@ -83,6 +83,24 @@ def summary_line(plan: Plan) -> str:
             f"{s['adopt']} to adopt ({s['unchanged']} unchanged).")
 
 
+def kinds_line(plan: Plan) -> str | None:
+    """How many updates of each kind (None: no update has one); cosmetic ones change no meaning."""
+    counts: dict[str, int] = {}
+    for a in plan.actions:
+        if a.kind is not None:
+            counts[a.kind.category] = counts.get(a.kind.category, 0) + 1
+    if not counts:
+        return None
+    order = ("breaking", "unknown", "logic", "additive", "cosmetic")
+    parts = [f"{counts[c]} {c}" + (" (no change of meaning)" if c == "cosmetic" else "") for c in order if c in counts]
+    return "Kinds of change: " + ", ".join(parts) + "."
+
+
+def kind_text(a: Action) -> str | None:
+    """`logic: WHERE: a → b; JOIN added: t`: an update's category and edits."""
+    return f"{a.kind.category}: {a.kind.summary()}" if a.kind is not None else None
+
+
 def applied(plan: Plan, run: ApplyResult | None) -> str:
     """What `apply` says once the plan is carried out: the schema owners written (only by a run
     that succeeded: they follow its views), then the run's tally."""
@@ -115,6 +133,8 @@ def text(plan: Plan, color: bool = False) -> str:
                    for c in plan.schema_owners)
         out.append("")
     out.append(summary_line(plan))
+    if kinds_line(plan):
+        out.append(str(kinds_line(plan)))
     out.extend(verify_report.text_lines(plan.verification))
     if plan.tests is not None:
         from reconciler.viewtests import render as tests_render
@@ -144,6 +164,8 @@ def _action_text(a: Action, color: bool) -> list[str]:
     sym = SYMBOL[a.action]
     head = _c(f"  {sym} {a.action} {a.view}", COLOR[a.action], color) + f"  ({a.strategy})"
     lines = [head]
+    if kind_text(a):
+        lines.append(f"      kind {kind_text(a)}")
     for ch in a.changes:
         if ch.field == "columns":
             lines.append(f"      {'+' if a.action == 'create' else '-' if a.action == 'drop' else '~'} columns")
@@ -189,6 +211,8 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
              "|---:|---:|---:|---:|---:|---:|",
              f"| {s['create']} | {s['update']} | {s['drop']} | {s['adopt']} | {s['unchanged']} | "
              f"{len(plan.errors)} |", ""]
+    if kinds_line(plan):
+        head += [_md_escape(str(kinds_line(plan))), ""]
     if access_line(plan):
         head += [_md_escape(str(access_line(plan))), ""]
     if plan.errors:
@@ -210,6 +234,9 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         head.append("No changes. The catalogs match the declarations." if not plan.schema_owners else
                     "No view changes.")
     else:
+        from reconciler.render import mermaid
+
+        head += mermaid.markdown_lines(plan)
         head.append("#### Changes against the live catalogs")
     tail: list[str] = ["", *verify_report.markdown_lines(plan.verification)] if plan.verification else []
     if plan.tests is not None:
@@ -250,8 +277,11 @@ def _md_escape(text: str) -> str:
 def _action_markdown(a: Action) -> str:
     sym = SYMBOL[a.action]
     fields = ", ".join(c.field for c in a.changes) or "marker only"
-    lines = [f"<details><summary><code>{sym} {a.action}</code> <b>{a.view}</b> — {_md_escape(fields)}"
+    kind = f" <i>{a.kind.category}</i>" if a.kind is not None else ""
+    lines = [f"<details><summary><code>{sym} {a.action}</code> <b>{a.view}</b>{kind} — {_md_escape(fields)}"
              "</summary>", ""]
+    if a.kind is not None:
+        lines += [f"**Kind: {a.kind.category}**", *[f"- {_md_escape(e)}" for e in a.kind.edits], ""]
     for ch in a.changes:
         if _is_sql(ch):
             lines.append(f"`{ch.field}`")

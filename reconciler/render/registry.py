@@ -42,6 +42,7 @@ RENDERERS: dict[str, dict[str, Renderer]] = {
     "audit": {"text": lambda rows, g: _fn(f"{_HISTORY}:audit_text")(rows),
               "json": lambda rows, g: _json(_fn(f"{_HISTORY}:audit_json")(rows), default=str)},
     "lineage": {**_kind(_EVENTS, text="lineage_text", dot="lineage_dot"), "json": lambda r, g: _json(r.to_json())},
+    "lineage graph": _kind("reconciler.render.mermaid", text="draw", mermaid="draw"),
     "events": _kind(_EVENTS, text="events_text", json="events_json"),
     "impact": _kind("reconciler.render.impact", text="text", markdown="markdown", json="as_json"),
     "test": _kind("reconciler.viewtests.render", {"text": "verbose"}, text="text", markdown="markdown",

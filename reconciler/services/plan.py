@@ -125,6 +125,10 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     result.warnings += portability.trino_notes(result, {n: c.type for n, c in ws.config.catalogs.items()})
     validity.locate(result, decl)  # errors added since the planner's (verification, access)
+    if result.actions:
+        from reconciler.services.lineage import plan_graph
+
+        result.lineage = plan_graph(ws, result, decl).to_json()
     return result
 
 
