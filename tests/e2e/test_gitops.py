@@ -107,7 +107,7 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
         "```diff\n--- live", "")
     assert "customer_tags is managed by this project but no longer declared" in md
     assert "View tests: 1 passed, 0 failed" in md  # the changed view's test (nothing declared reads refunds)
-    assert "All view tests: 8 passed, 0 failed" in md  # and every test, from the same run
+    assert "All view tests: 7 passed, 0 failed" in md  # and every test (customer_tags is gone), same run
     assert "### Data diff" in md and "`local.sales.refunds` (update, key `order_id`)" in md
     assert "### Data checks" in md
     assert "<testsuites" in (git_repo / "junit" / "viewsync-tests.xml").read_text()
