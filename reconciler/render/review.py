@@ -80,13 +80,13 @@ def _md(text: str) -> str:
 def _all_tests_markdown(run: TestRun) -> list[str]:
     """Every declared test's outcome in one line; the failing ones listed (those of the change
     are in the plan's section)."""
-    from reconciler.viewtests import render as tests_render
-
     c = run.counts()
+    if not c["tests"]:
+        return ["No view tests are declared.", ""]
     lines = [f"All view tests: {c['passed']} passed, {c['failed']} failed, {c['error']} error(s).", ""]
     if not run.ok:
-        lines += [f"- ❌ `{r.view}` `{r.name}`: {_md(r.message)}" for r in run.failures()] + [""]
-    return lines if c["tests"] else [tests_render.summary(run), ""]
+        lines += [f"- ❌ `{r.view}` `{r.name}` (`{r.where}`): {_md(r.message)}" for r in run.failures()] + [""]
+    return lines
 
 
 def markdown(review: Review) -> str:
