@@ -50,6 +50,8 @@ RENDERERS: dict[str, dict[str, Renderer]] = {
     "diff": _kind("reconciler.datareview.render", text="diff_text", markdown="diff_markdown", json="as_json"),
     "check": _kind("reconciler.datareview.render", text="checks_text", markdown="checks_markdown", json="as_json",
                    junit="checks_junit"),
+    "review": _kind("reconciler.render.review", text="text", markdown="markdown", json="as_json",
+                    summary="summary"),
     "preview up": _kind(_PREVIEW, text="up_text", markdown="up_markdown", json="up_json"),
     "preview down": {**_kind(_PREVIEW, text="down_text"),
                      "json": lambda r, g: _json(_fn(f"{_PREVIEW}:down_json")(r), sort_keys=True)},

@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reconciler.core.errors import UserError
+from reconciler.core.errors import UserError, ViewsyncError
 from reconciler.core.model import ViewId, ViewSpec
+from reconciler.core.secrets import redact
 from reconciler.datareview.view_sql import NotReadable
 
 if TYPE_CHECKING:
@@ -29,12 +30,14 @@ class DiffRequest:
     where: str | None = None  # a Spark SQL condition over the view's columns, both sides
     sample: int = 5
     dependents: bool = False  # also declared views that read a changed view
+    keep_going: bool = False  # a view whose diff fails as a whole (Spark stopped under it) is an error row
 
 
 @dataclass(frozen=True)
 class CheckRequest:
     select: tuple[str, ...] = ()
     definition: str = "declared"  # declared | live
+    keep_going: bool = False  # a view whose checks fail as a whole (Spark stopped under them) is an error row
 
 
 @dataclass(frozen=True)
@@ -174,8 +177,6 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
                 report.views.append(ViewDiff(vid, kind, status="skipped", message=why))
                 continue
             progress.view(n, len(todo), vid, "diff")
-            if spark is None:
-                spark = _spark(ws, readers)
             started = time.monotonic()
             notes: list[str] = []
             try:
@@ -184,8 +185,17 @@ def diff(ws: Workspace, request: DiffRequest, progress: ReviewProgress = ReviewP
             except NotReadable as exc:
                 report.views.append(ViewDiff(vid, kind, status="skipped", message=str(exc)))
                 continue
-            result = engine.diff_view(spark, vid, kind, b, a, key_of(decl, vid), request.where, request.sample,
-                                      progress.stages)
+            if spark is None:  # a Spark that cannot start fails the whole diff
+                spark = _spark(ws, readers)
+            try:
+                result = engine.diff_view(spark, vid, kind, b, a, key_of(decl, vid), request.where,
+                                          request.sample, progress.stages)
+            except ViewsyncError as exc:  # this view's failure (Spark stopped, a handler failed): the rest go on
+                if not request.keep_going:
+                    raise
+                report.views.append(ViewDiff(vid, kind, status="error", message=redact(str(exc))))
+                spark = spark if spark.alive() else None
+                continue
             result.notes = notes + result.notes
             result.seconds = time.monotonic() - started
             if result.status == "error" and (result.message or "").startswith("key column"):
@@ -302,10 +312,17 @@ def check(ws: Workspace, request: CheckRequest, progress: ReviewProgress = Revie
             continue
         targets, unrunnable = _targets(readers, checks)
         progress.view(n, len(views), vid, "check")
-        if spark is None:
+        if spark is None:  # a Spark that cannot start fails the whole check
             spark = _spark(ws, readers)
-        result = engine.check_view(spark, vid, request.definition, source, checks, targets,
-                                   locate, progress.stages, unrunnable)
+        try:
+            result = engine.check_view(spark, vid, request.definition, source, checks, targets,
+                                       locate, progress.stages, unrunnable)
+        except ViewsyncError as exc:  # this view's checks cannot run: the rest go on
+            if not request.keep_going:
+                raise
+            report.views.append(engine.not_run(vid, request.definition, checks, "error", redact(str(exc)), locate))
+            spark = spark if spark.alive() else None
+            continue
         result.notes = notes + result.notes
         report.views.append(result)
     report.spark = _spark_info(ws, spark)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from reconciler.core.gitinfo import GitInfo
     from reconciler.plan.planner import Plan, PlanOptions, PlanScope
     from reconciler.source.declarations import Declarations
+    from reconciler.viewtests.result import TestRun
     from reconciler.workspace import Workspace
 
 
@@ -67,10 +68,14 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
     return result
 
 
-def run_tests(ws: Workspace, result: Plan, decl: Declarations, ref: str | None) -> None:
+def run_tests(ws: Workspace, result: Plan, decl: Declarations, ref: str | None, every: bool = False) -> TestRun:
     """The view tests of every view the plan creates or changes and of the declared views that
     read one (they are computed from it), into `result.tests`; a failing test is a
-    `test_failed` error at the test.
+    `test_failed` error at the test. `every`: run every declared test in the same Spark call
+    (for `viewsync review`'s JUnit report); the plan still holds only those of the change.
+
+    Returns:
+        The run: every test that ran.
 
     Raises:
         ViewsyncError: Spark cannot start or fails as a whole.
@@ -78,28 +83,38 @@ def run_tests(ws: Workspace, result: Plan, decl: Declarations, ref: str | None) 
     from reconciler.plan.planner import PlanError, PlanErrorCode
     from reconciler.services import viewtests
     from reconciler.verify import impact
+    from reconciler.viewtests.result import TestRun
 
     changed = [a.view for a in result.actions if a.action != "drop" and a.view in decl.views]
     readers = impact.dependents(changed, decl.views, {})
     targets = set(changed).union(*readers.values()) if readers else set(changed)
-    run = viewtests.run(ws, decl, viewtests.selected(decl, views=targets), ref)
-    result.tests = run.to_json()
-    for r in run.failures():
+    run = viewtests.run(ws, decl, viewtests.selected(decl, views=None if every else targets), ref)
+    mine = TestRun([r for r in run.results if r.view in targets], run.seconds, run.spark_start_seconds)
+    result.tests = mine.to_json()
+    for r in mine.failures():
         result.errors.append(PlanError(PlanErrorCode.TEST_FAILED, f"test {r.name!r} of {r.view}: {r.message}",
                                        r.view, ("tests", r.index, "name")))
+    return run
 
 
 def plan(ws: Workspace, request: PlanRequest) -> Plan:
+    """Plan the declarations (at `request.ref`) against the live catalogs: `plan_and_tests`'s plan."""
+    return plan_and_tests(ws, request)[0]
+
+
+def plan_and_tests(ws: Workspace, request: PlanRequest, every_test: bool = False) -> tuple[Plan, TestRun | None]:
     """Plan the declarations (at `request.ref`) against the live catalogs.
 
     Args:
         ws: the repository, opened.
         request: scope, git refs, verification and the actor the access policy is checked for.
+        every_test: with Spark, run every declared view test, not only those of the change.
 
     Returns:
         The plan, with its YAML changes (when `base` is given), the `access` section and
         `not_permitted` errors, security notes among its warnings, and every error located
         at its file and line. A plan with errors is returned, not raised: it is rendered.
+        And the view tests that ran (None when none ran: no Spark, or `skip_tests`).
 
     Raises:
         ValidationFailed: the declarations are bad (nothing is planned).
@@ -117,8 +132,9 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     info = gitsrc.info(ws.root, request.ref)
     opts = options(ws, request.scope)
     result = build(ws, opts, decl, info, request.ref, request.spark, request.allow_breaking)
+    tests = None
     if (request.spark or ws.config.spark.verify) and not request.skip_tests:
-        run_tests(ws, result, decl, request.ref)
+        tests = run_tests(ws, result, decl, request.ref, every_test)
     if request.base:
         result.yaml_changes = declaration_changes(ws.declarations(gitsrc.files_at(ws.root, request.base)), decl)
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)
@@ -129,7 +145,7 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
         from reconciler.services.lineage import plan_graph
 
         result.lineage = plan_graph(ws, result, decl).to_json()
-    return result
+    return result, tests
 
 
 def load_saved(path: Path) -> Plan:

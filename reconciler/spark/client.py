@@ -28,13 +28,21 @@ from reconciler.spark.errors import SparkError, SparkUnavailable
 
 SERVE = Path(__file__).with_name("serve.py")
 __all__ = ["SERVE", "Launch", "Names", "Notice", "OnProgress", "Pool", "SparkChild", "child_env", "notify",
-           "work_dir"]
+           "starts", "work_dir"]
 
 # What the user is told while a child starts and after it stops: "starting" (first: whether this
 # start writes the class-data-sharing archive), "ready", "archive" (its JVM writes the archive in
 # the background). The command line listens (on a terminal); nobody else does.
 Notice = Callable[[str, bool], None]
 _LISTENERS: list[Notice] = []
+
+
+_STARTS = [0]  # children started by this process (`viewsync review` reports its own)
+
+
+def starts() -> int:
+    """How many Spark children this process has started (each a JVM), whatever their kind."""
+    return _STARTS[0]
 
 
 def notify(listener: Notice | None) -> None:
@@ -85,6 +93,7 @@ class SparkChild:
         started = time.monotonic()
         writes_archive = self._archive is not None and self._archive.writes
         _tell("starting", writes_archive)
+        _STARTS[0] += 1
         try:
             self._proc = subprocess.Popen(launch.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=self._log, cwd=self.dir, env=launch.env, text=True,

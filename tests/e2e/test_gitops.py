@@ -70,7 +70,7 @@ def _audit(repo: Path) -> list[dict]:  # type: ignore[type-arg]
 def test_workflows_are_valid_and_wired() -> None:
     plan = yaml.safe_load((WORKFLOWS / "viewsync-plan.yml").read_text())
     assert plan[True]["pull_request"]["paths"] == ["views/**", "sources/**", "viewsync.yaml", "access.yaml"]
-    assert any("plan --spark" in c for c, _ in workflow_commands("viewsync-plan.yml"))
+    assert any("review --base" in c for c, _ in workflow_commands("viewsync-plan.yml"))
     assert "<!-- viewsync-plan -->" in (WORKFLOWS / "viewsync-plan.yml").read_text()
     apply = yaml.safe_load((WORKFLOWS / "viewsync-apply.yml").read_text())
     assert apply["concurrency"] == {"group": "viewsync-apply", "cancel-in-progress": False}
@@ -92,12 +92,12 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     _edit(git_repo, "views/local/analytics.yaml", lambda d: d["views"].pop(2))  # customer_tags
     git(git_repo, "commit", "-qam", "refunds: only positive amounts; retire customer_tags")
 
-    validate, plan, view_tests = workflow_commands("viewsync-plan.yml")
+    validate, review = workflow_commands("viewsync-plan.yml")
     github = {"github.base_ref": "main", "secrets.ICEBERG_TOKEN": "", "actor": "pr-author"}
     assert run_step(git_repo, *validate, github).returncode == 0
-    env = dict(plan[1], BASE_REF="main")  # a local repo has no origin/ remote
-    res = run_step(git_repo, plan[0], env, github)
-    assert res.returncode == 0, res.stderr
+    env = dict(review[1], BASE_REF="main")  # a local repo has no origin/ remote
+    res = run_step(git_repo, review[0], env, github)
+    assert res.returncode == 0, res.stdout + res.stderr
     md = (git_repo / "plan.md").read_text()
     assert md.startswith("<!-- viewsync-plan -->")
     assert "**changed** `local.sales.refunds` (representations.spark.sql)" in md
@@ -107,11 +107,14 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
         "```diff\n--- live", "")
     assert "customer_tags is managed by this project but no longer declared" in md
     assert "View tests: 1 passed, 0 failed" in md  # the changed view's test (nothing declared reads refunds)
-    tests_step = run_step(git_repo, *view_tests, github)
-    assert tests_step.returncode == 0, tests_step.stdout + tests_step.stderr
-    assert "<testsuites" in (git_repo / "viewsync-tests.xml").read_text()
-    saved = json.loads((git_repo / "plan.json").read_text())
-    assert saved["declarations"]["git"]["commit"] == git(git_repo, "rev-parse", "HEAD")
+    assert "All view tests: 7 passed, 0 failed" in md  # and every test (customer_tags is gone), same run
+    assert "### Data diff" in md and "`local.sales.refunds` (update, key `order_id`)" in md
+    assert "### Data checks" in md
+    assert "<testsuites" in (git_repo / "junit" / "viewsync-tests.xml").read_text()
+    assert "<testsuite" in (git_repo / "junit" / "checks.xml").read_text()
+    saved = json.loads((git_repo / "review.json").read_text())
+    assert saved["plan"]["declarations"]["git"]["commit"] == git(git_repo, "rev-parse", "HEAD")
+    assert saved["spark"]["starts"] <= 2 and not saved["failed"]
 
     git(git_repo, "checkout", "-q", "main")
     git(git_repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #7 from feature")

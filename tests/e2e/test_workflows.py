@@ -71,3 +71,18 @@ def test_the_preview_workflow_brings_envs_up_on_push_and_down_on_close() -> None
     assert 'preview up --env "pr${PR_NUMBER}" --base "$BASE_REF"' in runs["up"] and "--format markdown" in runs["up"]
     assert 'preview down --env "pr${PR_NUMBER}"' in runs["down"] and "preview gc" in runs["gc"]
     assert "closed" not in doc["jobs"]["up"]["if"].replace("!= 'closed'", "")
+
+
+def test_the_plan_workflow_reviews_in_one_run_and_runs_nothing_twice() -> None:
+    """Issue 42 item 3: one `viewsync review` writes the comment, the JUnit reports and the JSON;
+    no step plans, diffs, checks or tests on its own any more."""
+    doc = yaml.safe_load((WORKFLOWS / "viewsync-plan.yml").read_text())
+    runs = [s["run"] for job in doc["jobs"].values() for s in job["steps"] if "run" in s]
+    commands = [m.group(1) for r in runs for m in re.finditer(r"viewsync (?:--no-color )?([a-z-]+)", r)]
+    assert sorted(commands) == ["review", "validate"], commands
+    [review] = [r for r in runs if "viewsync --no-color review" in r]
+    for option in ('--base "$BASE_REF"', "--format markdown --out plan.md", "--junit junit", "--json review.json"):
+        assert option in review
+    steps = [s for job in doc["jobs"].values() for s in job["steps"]]
+    post = next(s for s in steps if s.get("name") == "Post or update the PR comment")
+    assert "always()" in post["if"] and "readFileSync('plan.md'" in post["with"]["script"]

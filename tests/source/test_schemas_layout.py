@@ -10,7 +10,7 @@ import re
 from reconciler.source.config import schema_document
 from tests.helpers.paths import ROOT
 
-NAMES = ["access.schema.json", "config.schema.json", "plan.schema.json", "review.schema.json",
+NAMES = ["access.schema.json", "config.schema.json", "plan.schema.json", "pr-review.schema.json", "review.schema.json",
          "sources-file.schema.json", "tests.schema.json", "view-file.schema.json"]
 
 
