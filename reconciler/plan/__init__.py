@@ -2,8 +2,9 @@
 JSON form (`model`), the options a plan records (`scope`), saved plans read back (`saved`;
 whether one still matches the repository is `services.apply`'s check), the offline SQL
 checks and error locations (`validity`), drift reports (`drift`), declared views an engine
-replaced without viewsync's marker that the state shows are ours (`replaced`) and the
-declaration changes since a git ref (`yaml_changes`).
+replaced without viewsync's marker that the state shows are ours (`replaced`), the
+declaration changes since a git ref (`yaml_changes`) and the Spark constructs whose meaning
+differs on Trino (`dialect_differences`, issue 41 work in progress).
 
 May import `core`, `source` and `adapters` (pure questions only: capabilities, storable,
 check). Writes nothing.
