@@ -124,8 +124,21 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     result.warnings += portability.trino_notes(result, {n: c.type for n, c in ws.config.catalogs.items()})
+    _generated(result, decl, opts)
     validity.locate(result, decl)  # errors added since the planner's (verification, access)
     return result
+
+
+def _generated(result: Plan, decl: Declarations, opts: PlanOptions) -> None:
+    """Generated representations whose source changed or that were edited by hand are errors
+    (every declared view in scope); the dialect differences of the views the plan creates or
+    changes that have spark and trino SQL are warnings at file:line:col."""
+    from reconciler.plan import generation
+    from reconciler.plan.planner import selected
+
+    result.errors += generation.check(decl, [v for v in decl.views if selected(v, opts)])
+    written = {a.view for a in result.actions if a.action != "drop" and a.view in decl.views}
+    result.warnings += generation.difference_warnings(decl, written)
 
 
 def load_saved(path: Path) -> Plan:
