@@ -154,7 +154,7 @@ def findings(spec: ViewSpec, target: str) -> list[dialect_differences.Finding]:
 
 
 def difference_warnings(decl: Declarations, views: Iterable[ViewId]) -> list[str]:
-    """`file:line:col: field: [code] message` for each construct of a view's spark SQL whose
+    """`file:line:col: [code] view (spark SQL, trino): message` for each construct of a view's spark SQL whose
     meaning differs on Trino, for views that have both a spark and a trino representation."""
     out: list[str] = []
     for vid in sorted(views, key=ViewId.key):
@@ -172,8 +172,11 @@ def finding_lines(decl: Declarations, vid: ViewId, target: str,
     if source is None:
         return []
     j = decl.rep_index[vid][source]
-    return [str(decl.sql_problem(vid, j, f.offset, f"[{f.code}] {vid} ({source} -> {target}): {f.message}"))
-            for f in found]
+    out = []
+    for f in found:
+        at = decl.sql_problem(vid, j, f.offset, "")  # the construct's line and column in the file
+        out.append(f"{at.file}:{at.line}:{at.column}: [{f.code}] {vid} ({source} SQL, {target}): {f.message}")
+    return out
 
 
 def report_text(report: GenerateReport) -> str:

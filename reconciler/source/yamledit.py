@@ -146,12 +146,18 @@ def _append_item(text: str, last: yaml.MappingNode, dialect: str, sql: str, mark
     pad = " " * key_col
     end = last.end_mark
     after = end.line if end.column == 0 or not lines[end.line][:end.column].strip() else end.line + 1
-    while after > last.start_mark.line + 1 and not lines[after - 1].strip():
-        after -= 1  # blank lines the last item's block scalar swallowed stay after the new item
+    while after > last.start_mark.line + 1 and _outside(lines[after - 1], key_col):
+        after -= 1  # blank lines and comments about what follows stay after the new item
     body = block_scalar(sql, key_col + 2)
     block = [f"{dash}dialect: {scalar(dialect)}", f"{pad}generated:", *mapping_lines(marker, key_col + 2),
              f"{pad}sql: {body[0]}", *body[1:]]
     return insert_lines(text, after, block)
+
+
+def _outside(line: str, key_col: int) -> bool:
+    """A blank line, or a comment indented less than the item's keys (not the item's content)."""
+    stripped = line.strip()
+    return not stripped or (stripped.startswith("#") and len(line) - len(line.lstrip(" ")) < key_col)
 
 
 def _refresh_item(text: str, item: yaml.MappingNode, sql: str, marker: Mapping[str, str]) -> list[Edit]:
