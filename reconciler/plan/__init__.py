@@ -4,7 +4,8 @@ whether one still matches the repository is `services.apply`'s check), the offli
 checks and error locations (`validity`), drift reports (`drift`), declared views an engine
 replaced without viewsync's marker that the state shows are ours (`replaced`), the
 declaration changes since a git ref (`yaml_changes`) and the Spark constructs whose meaning
-differs on Trino (`dialect_differences`, issue 41 work in progress).
+differs on Trino (`dialect_differences`), and generated representations (`generation`: what
+`viewsync generate` writes, and plan's errors and warnings about it).
 
 May import `core`, `source` and `adapters` (pure questions only: capabilities, storable,
 check). Writes nothing.

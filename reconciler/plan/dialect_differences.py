@@ -1,10 +1,10 @@
-"""Constructs of a Spark query whose meaning differs on Trino (issue 41, work in progress).
+"""Constructs of a Spark query whose meaning differs on Trino (issue 41).
 
 A view's trino representation generated from its spark SQL with sqlglot can parse and still
 compute something else. `differences` walks the spark query's syntax tree and returns one
 `Finding` per construct whose meaning differs between the two engines, with where it starts,
-so a caller can warn at file:line:col (`source.yamlsrc.scalar_position` maps the offset).
-The README's "Generated dialects: what differs between Spark and Trino" lists each kind with
+so a caller can warn at file:line:col (`plan.generation` does, through `source.yamlsrc.scalar_position`).
+The README's "One view, every engine" lists each kind with
 its sources. Pure: no engine, no I/O.
 
 Offsets are 0-based into `core.sql.query_text(sql)` (the trimmed query, as sqlglot reads it).

@@ -1,5 +1,5 @@
 """Spark constructs whose meaning differs on Trino are found, with where they start, so
-`viewsync generate --dialect trino` can warn at file:line:col (issue 41, work in progress).
+`viewsync generate --dialect trino` can warn at file:line:col (issue 41).
 Each kind: one query that has it, and a portable neighbour that does not."""
 
 from __future__ import annotations
