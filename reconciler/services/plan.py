@@ -54,7 +54,8 @@ def options(ws: Workspace, scope: Scope) -> PlanOptions:
 
 def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None, ref: str | None,
           spark: bool, allow_breaking: bool) -> Plan:
-    """The planner's plan, verified by Spark when `spark` or the config's `spark.verify` asks.
+    """The planner's plan, verified by Spark when `spark` or the config's `spark.verify` asks;
+    with the errors and warnings about generated representations (`plan` and `apply` alike).
 
     Raises:
         ViewsyncError: a catalog cannot be read, or Spark cannot start.
@@ -62,8 +63,10 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
     if spark or ws.config.spark.verify:
         from reconciler.services import spark as spark_service
 
-        return spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
-    result, _ = ws.plan(opts, decl, git)
+        result = spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
+    else:
+        result, _ = ws.plan(opts, decl, git)
+    _generated(result, decl, opts)
     return result
 
 
@@ -124,7 +127,6 @@ def plan(ws: Workspace, request: PlanRequest) -> Plan:
     access_hooks.check_plan(result, decl.views, ws.root, ws.config.path, request.actor, request.ref, request.base)
     result.warnings += security_notes(result, {n: (c.type, c.options) for n, c in ws.config.catalogs.items()})
     result.warnings += portability.trino_notes(result, {n: c.type for n, c in ws.config.catalogs.items()})
-    _generated(result, decl, opts)
     validity.locate(result, decl)  # errors added since the planner's (verification, access)
     return result
 

@@ -91,6 +91,9 @@ def test_plan_refuses_a_stale_generated_representation_until_generated_again(rep
     assert re.search(rf"\[stale_generated\] {FILE}:{line}:\d+: local.shop.first_tags: the trino SQL was "
                      r"generated from the spark SQL, which changed", res.text), res.text
 
+    refused = run_cli(repo, "apply", "--auto-approve", "--allow-dirty")
+    assert refused.code == 1 and "[stale_generated]" in refused.text, refused.text
+
     assert run_cli(repo, "generate", "--dialect", "trino").code == 0  # refreshes the stale one
     assert "tags[2] AS first_tag" in str(_trino(repo)["sql"])
     assert run_cli(repo, "plan", "--detailed-exitcode").code == 2
