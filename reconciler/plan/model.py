@@ -68,6 +68,9 @@ class PlanErrorCode(StrEnum):
     RESERVED_PROPERTY = "reserved_property"
     NAME_NOT_STORABLE = "name_not_storable"
     OWNER_REQUIRED = "owner_required"  # a Trino definer view with no owner and no trino_owner default
+    # found in the `generated:` markers of representations (reconciler.plan.generation)
+    STALE_GENERATED = "stale_generated"  # its source SQL changed after `viewsync generate` wrote it
+    EDITED_GENERATED = "edited_generated"  # its SQL is no longer what `viewsync generate` wrote
 
 
 def _view_json(view: ViewId | None) -> dict[str, str] | None:

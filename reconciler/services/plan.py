@@ -55,7 +55,8 @@ def options(ws: Workspace, scope: Scope) -> PlanOptions:
 
 def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | None, ref: str | None,
           spark: bool, allow_breaking: bool) -> Plan:
-    """The planner's plan, verified by Spark when `spark` or the config's `spark.verify` asks.
+    """The planner's plan, verified by Spark when `spark` or the config's `spark.verify` asks;
+    with the errors and warnings about generated representations (`plan` and `apply` alike).
 
     Raises:
         ViewsyncError: a catalog cannot be read, or Spark cannot start.
@@ -63,8 +64,10 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
     if spark or ws.config.spark.verify:
         from reconciler.services import spark as spark_service
 
-        return spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
-    result, _ = ws.plan(opts, decl, git)
+        result = spark_service.plan(ws, opts, decl, git, ref, allow_breaking)
+    else:
+        result, _ = ws.plan(opts, decl, git)
+    _generated(result, decl, opts)
     return result
 
 
@@ -146,6 +149,18 @@ def plan_and_tests(ws: Workspace, request: PlanRequest, every_test: bool = False
 
         result.lineage = plan_graph(ws, result, decl).to_json()
     return result, tests
+
+
+def _generated(result: Plan, decl: Declarations, opts: PlanOptions) -> None:
+    """Generated representations whose source changed or that were edited by hand are errors
+    (every declared view in scope); the dialect differences of the views the plan creates or
+    changes that have spark and trino SQL are warnings at file:line:col."""
+    from reconciler.plan import generation
+    from reconciler.plan.planner import selected
+
+    result.errors += generation.check(decl, [v for v in decl.views if selected(v, opts)])
+    written = {a.view for a in result.actions if a.action != "drop" and a.view in decl.views}
+    result.warnings += generation.difference_warnings(decl, written)
 
 
 def load_saved(path: Path) -> Plan:

@@ -22,6 +22,7 @@ from reconciler.core import sql as vsql
 from reconciler.core.errors import Problem, ValidationFailed
 from reconciler.core.model import ViewId, ViewSpec, digest_of
 from reconciler.source import expectations as vexpect
+from reconciler.source import generated as vgen
 from reconciler.source import names, yamlsrc
 from reconciler.source.config import VIEWS_DIR, Config, fast_schema, schema, schema_problems
 
@@ -38,6 +39,8 @@ class Declarations:
     texts: dict[str, str] = field(default_factory=dict)  # file -> text, to locate later problems
     where: dict[ViewId, tuple[str, int]] = field(default_factory=dict)  # file, index in views
     expectations: dict[ViewId, vexpect.Expectations] = field(default_factory=dict)  # key, checks, tests (not the spec)
+    generated: dict[ViewId, dict[str, vgen.Generated]] = field(default_factory=dict)  # dialect -> marker (not the spec)
+    rep_index: dict[ViewId, dict[str, int]] = field(default_factory=dict)  # dialect -> index in the file's list
     _nodes: dict[str, Any] = field(default_factory=dict, repr=False)  # composed files, for locating
 
     def _node(self, rel: str) -> Any:
@@ -193,6 +196,7 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
             problems.extend(spec_problems)
             continue
         body = {k: v for k, v in raw.items() if k != "name" and k not in vexpect.FIELDS}
+        body["representations"] = vgen.without_markers(body["representations"])
         if body.get("default_namespace") is None:  # the documented default: the view's own schema
             body["default_namespace"] = vid.namespace
         try:
@@ -209,6 +213,8 @@ def _load_text(rel: str, content: str | bytes, config: Config, decl: Declaration
             continue
         decl.views[vid] = spec
         decl.expectations[vid] = rev
+        decl.generated[vid] = vgen.parse(raw)
+        decl.rep_index[vid] = {str(r["dialect"]): j for j, r in enumerate(raw["representations"])}
         decl.origin[vid] = f"{rel} (views[{i}])"
         decl.where[vid] = (rel, i)
         decl.texts[rel] = text

@@ -1,14 +1,13 @@
 """The one writer of view files: `validate --spark --write-columns` puts Spark's columns
 into them, `viewsync revert` a recorded version's spec.
 
-Text is inserted or replaced (never re-dumped) so the file keeps its comments, order,
-quoting and layout: a `columns:` block goes right after the view's `name:`.
+Text is inserted through `source.yamledit` (never re-dumped) so the file keeps its comments,
+order, quoting and layout: a `columns:` block goes right after the view's `name:`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,41 +15,24 @@ import yaml
 
 from reconciler.core.errors import UserError
 from reconciler.core.model import Column
-from reconciler.source import yamlsrc
+from reconciler.source import yamledit, yamlsrc
 from reconciler.verify.locate import parse_origin
-
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _scalar(text: str) -> str:
-    return text if _PLAIN.match(text) and text.lower() not in ("true", "false", "null", "yes", "no", "on", "off") \
-        else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def insert_columns(text: str, inserts: Mapping[int, list[Column]], file: str = "") -> str:
     """`text` with a columns block added to views[i] for each i in `inserts`."""
-    root = yamlsrc.compose(text)
-    views = next((v for k, v in root.value if str(k.value) == "views"), None) \
-        if isinstance(root, yaml.MappingNode) else None
-    if not isinstance(views, yaml.SequenceNode):
-        raise UserError(f"{file}: no views list to write columns into")
-    lines = text.split("\n")
-    edits: list[tuple[int, list[str]]] = []
+    views = yamledit.views_node(yamlsrc.compose(text), file)
+    edits: list[yamledit.Edit] = []
     for index, cols in inserts.items():
-        view = views.value[index]
-        if not isinstance(view, yaml.MappingNode) or view.flow_style:
-            raise UserError(f"{file}:{view.start_mark.line + 1}: views[{index}]: cannot add columns to a flow "
-                            "mapping; write the view as a block mapping")
-        if any(str(k.value) == "columns" for k, _ in view.value):
+        view = yamledit.block_mapping(views.value[index], file, f"views[{index}]")
+        if yamledit.key_of(view, "columns") is not None:
             continue
-        key, value = next((k, v) for k, v in view.value if str(k.value) == "name")
+        key, value = yamledit.key_of(view, "name") or (view, view)
         indent = " " * key.start_mark.column
         block = [f"{indent}columns:"] + [
-            f"{indent}  - {{name: {_scalar(c.name)}, type: {_scalar(c.type)}}}" for c in cols]
-        edits.append((value.end_mark.line + 1, block))
-    for at, block in sorted(edits, reverse=True):
-        lines[at:at] = block
-    return "\n".join(lines)
+            f"{indent}  - {{name: {yamledit.scalar(c.name)}, type: {yamledit.scalar(c.type)}}}" for c in cols]
+        edits.append(yamledit.insert_lines(text, value.end_mark.line + 1, block))
+    return yamledit.apply(text, edits)
 
 
 def write_columns(texts: Mapping[str, str], origins: Mapping[object, str],

@@ -72,7 +72,7 @@ def test_sql_that_does_not_parse_is_a_located_plan_error_and_nothing_is_written(
     good = "sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_events GROUP BY order_id"
     broken = "sql: SELECT order_id, amount AS refunded FROM sales.refund_events WHERE"
     views.write_text(views.read_text().replace(good, broken))
-    line = next(i for i, t in enumerate(views.read_text().splitlines(), 1) if t.rstrip().endswith("WHERE"))
+    line = next(i for i, t in enumerate(views.read_text().splitlines(), 1) if t.rstrip().endswith("events WHERE"))
     before = snapshot(sample_repo)
     for command in (["validate"], ["plan"], ["apply", "--auto-approve", "--allow-dirty"]):
         res = run_cli(sample_repo, *command)

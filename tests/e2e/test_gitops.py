@@ -90,6 +90,7 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     _edit(git_repo, "views/local/sales.yaml", lambda d: d["views"][2]["representations"][0].update(
         sql="SELECT order_id, SUM(amount) AS refunded FROM sales.refund_events WHERE amount > 0 GROUP BY order_id"))
     _edit(git_repo, "views/local/analytics.yaml", lambda d: d["views"].pop(2))  # customer_tags
+    assert run_cli(git_repo, "generate", "--dialect", "trino").code == 0  # the trino SQL follows the spark SQL
     git(git_repo, "commit", "-qam", "refunds: only positive amounts; retire customer_tags")
 
     validate, review = workflow_commands("viewsync-plan.yml")

@@ -37,8 +37,10 @@ def test_unparseable_sql_is_an_error_at_the_yaml_line_of_the_fault(sample_repo: 
 def test_unparseable_sql_in_a_custom_dialect_is_a_located_warning(sample_repo: Path) -> None:
     (sample_repo / "viewsync.yaml").write_text((sample_repo / "viewsync.yaml").read_text()
                                                + "custom_dialects: [vertica]\n")
-    _edit(sample_repo, "      - dialect: trino\n        sql: |\n          SELECT order_id, customer_id, amount, "
-          "ordered_at\n          FROM sales.orders\n          WHERE status = 'completed'",
+    text = (sample_repo / "views" / "local" / "sales.yaml").read_text()
+    start = text.index("      - dialect: trino\n")  # completed_orders' generated trino SQL, replaced
+    end = text.index("            status = 'completed'\n", start) + len("            status = 'completed'")
+    _edit(sample_repo, text[start:end],
           "      - dialect: vertica\n        sql: |\n          SELECT order_id, customer_id, amount, "
           "ordered_at\n          FROM sales.orders\n          WHERE status =")
     result = run_cli(sample_repo, "validate")
@@ -69,8 +71,8 @@ def test_a_table_nothing_knows_is_one_located_warning_at_the_reference(sample_re
     _edit(sample_repo, "FROM sales.refund_events", "FROM sales.refund_eventz")
     result = run_cli(sample_repo, "validate")
     warnings = [x for x in result.err.splitlines() if x.startswith("Warning:")]
-    # line 102: `        sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_eventz ...`
-    assert warnings == ["Warning: views/local/sales.yaml:102:60: views[2].representations[0].sql: table "
+    # line 124: `        sql: SELECT order_id, SUM(amount) AS refunded FROM sales.refund_eventz ...`
+    assert warnings == ["Warning: views/local/sales.yaml:124:60: views[2].representations[0].sql: table "
                         "sales.refund_eventz is no declared view and not in sources/local/sales.yaml; "
                         "did you mean sales.refund_events?"], result.err
 
