@@ -219,14 +219,16 @@ def raw_tables(db: str, n: int) -> list[Any]:
     parameters, the filterable marker included; same_as_ours checks it in every run)."""
     from reconciler.adapters.base import Marker
     from reconciler.adapters.metastore.formats import write_view
-    from reconciler.adapters.metastore.hms import _stamp, to_thrift
+    from reconciler.adapters.metastore.hms import _stamp, connecting_user, to_thrift
     from reconciler.core.model import ViewId, ViewSpec
 
     out = []
     for i in range(n):
         d = spec_of(i)
         spec = ViewSpec.model_validate({k: v for k, v in d.items() if k != "name"}).resolved(ViewId("h", db, d["name"]))
-        desc = write_view("spark", db, d["name"], spec, _stamp(Marker("bench", spec.digest())))  # the adapter's stamp
+        # the adapter's stamp, and its owner (the connecting user) for views that declare none
+        desc = write_view("spark", db, d["name"], spec, _stamp(Marker("bench", spec.digest())),
+                          writer=connecting_user())
         out.append(to_thrift(desc))
     return out
 

@@ -33,7 +33,7 @@ from reconciler.events import model as ev
 from reconciler.events.dispatch import Emitter
 from reconciler.plan.planner import Action, Plan
 from reconciler.state.lockholder import holder_string
-from reconciler.state.store import Finish, PendingAction, StateStore, VersionRecord, new_run_id
+from reconciler.state.store import Finish, PendingAction, RecordTexts, StateStore, VersionRecord, new_run_id
 
 
 class StalePlan(UserError):
@@ -284,6 +284,7 @@ class _Step:
     changes: list[dict[str, Any]]
     pre: dict[str, Any] | None = None  # the pre-event: the post-event repeats its data
     after: dict[str, Any] | None = None  # the desired spec in canonical form, made once for every record
+    texts: RecordTexts | None = None  # `after` and `changes` as JSON, encoded once for the audit and version rows
 
 
 class _Steps:
@@ -319,6 +320,7 @@ class _Steps:
         step = _Step(seq, action, self.live_of(action), 0, action.before.digest() if action.before else None,
                      spec.digest() if spec is not None else None, [c.to_json() for c in action.changes])
         step.after = _canonical(spec)
+        step.texts = RecordTexts.of(step.after, step.changes)
         if self.events is not None:
             step.pre = self.events.pre_event(
                 action, run_id=self.run_id, seq=seq, actor=self.actor, git=_git(self.git),
@@ -329,7 +331,7 @@ class _Steps:
     def pending(self, step: _Step) -> PendingAction:
         a = step.action
         return PendingAction(self.run_id, step.seq, self.actor, a.action, a.view, _canonical(a.before), step.after,
-                             step.before_digest, step.after_digest, step.changes, self.git)
+                             step.before_digest, step.after_digest, step.changes, self.git, step.texts)
 
     def unattempted(self, seq: int) -> PendingAction:
         """The audit row of an action never begun (no digests: nothing was computed for it)."""
@@ -378,7 +380,7 @@ class _Steps:
             action = step.action
             applied = outcome == Outcome.APPLIED
             version = VersionRecord(self.run_id, action.view, action.action, step.after, step.after_digest,
-                                    step.changes, self.actor, self.git.commit) if applied else None
+                                    step.changes, self.actor, self.git.commit, step.texts) if applied else None
             finishes.append(Finish(step.audit_id, outcome, None if applied else error, version))
             if self.events is not None and step.pre is not None:
                 kind = ev.post_type(action.action, True) if applied else ev.FAILED

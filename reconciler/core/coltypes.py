@@ -565,6 +565,13 @@ def to_hive(t: Type) -> str:
     return fold(coerce(t, "hive"), _hive_prim, _angle_node)
 
 
+@functools.lru_cache(maxsize=4096)
+def hive_text(text: str) -> str:
+    """`to_hive(parse(text))`, once per type string per process: a metastore write converts
+    every column, and a warehouse repeats a handful of types over thousands of columns."""
+    return to_hive(parse(text))
+
+
 def from_hive(text: str) -> Type:
     return parse(text)
 

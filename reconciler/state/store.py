@@ -132,8 +132,23 @@ LOCKED_COMMANDS = ("apply", "preview", "revert")  # runs that write views, each 
 
 
 @dataclass(frozen=True)
+class RecordTexts:
+    """An action's desired spec and changes as its audit row and version row store them
+    (JSON with sorted keys): encoded once per action for both rows."""
+
+    after: str | None
+    changes: str
+
+    @classmethod
+    def of(cls, after: dict[str, Any] | None, changes: list[dict[str, Any]]) -> RecordTexts:
+        return cls(json.dumps(after, sort_keys=True) if after is not None else None,
+                   json.dumps(changes, sort_keys=True))
+
+
+@dataclass(frozen=True)
 class VersionRecord:
-    """A version row to write: one per applied change."""
+    """A version row to write: one per applied change. `texts`: `spec` and `changes`
+    encoded already (by the action's audit row); encoded here when None."""
 
     run_id: str
     view: ViewId
@@ -143,11 +158,16 @@ class VersionRecord:
     changes: list[dict[str, Any]]
     actor: str
     git_commit: str | None
+    texts: RecordTexts | None = None
+
+    def encoded(self) -> RecordTexts:
+        return self.texts or RecordTexts.of(self.spec, self.changes)
 
 
 @dataclass(frozen=True)
 class PendingAction:
-    """An audit row to write before the catalog is touched (outcome 'pending')."""
+    """An audit row to write before the catalog is touched (outcome 'pending'). `texts`:
+    `after` and `changes` encoded already (shared with the version row); encoded here when None."""
 
     run_id: str
     seq: int
@@ -160,15 +180,17 @@ class PendingAction:
     after_digest: str | None
     changes: list[dict[str, Any]]
     git: GitInfo
+    texts: RecordTexts | None = None
 
     def row(self) -> dict[str, Any]:
+        texts = self.texts or RecordTexts.of(self.after, self.changes)
         return {
             "run_id": self.run_id, "seq": self.seq, "at": now(), "actor": self.actor, "action": self.action,
             "catalog": self.view.catalog, "schema_name": self.view.schema, "view_name": self.view.name,
             "before_spec": json.dumps(self.before, sort_keys=True) if self.before is not None else None,
-            "after_spec": json.dumps(self.after, sort_keys=True) if self.after is not None else None,
+            "after_spec": texts.after,
             "before_digest": self.before_digest, "after_digest": self.after_digest,
-            "changes": json.dumps(self.changes, sort_keys=True), "outcome": Outcome.PENDING, "error": None,
+            "changes": texts.changes, "outcome": Outcome.PENDING, "error": None,
             "git_commit": self.git.commit, "git_ref": self.git.ref, "git_author": self.git.author}
 
 
@@ -318,11 +340,11 @@ class StateStore:
             key = (v.view.catalog, v.view.schema, v.view.name)
             last[key] = number = last.get(key, 0) + 1  # a view twice in one batch takes two numbers
             numbers.append(number)
+            texts = v.encoded()
             rows.append({
                 "catalog": v.view.catalog, "schema_name": v.view.schema, "view_name": v.view.name,
-                "version": number, "action": v.action,
-                "spec": json.dumps(v.spec, sort_keys=True) if v.spec is not None else None,
-                "digest": v.digest, "changes": json.dumps(v.changes, sort_keys=True), "at": now(),
+                "version": number, "action": v.action, "spec": texts.after,
+                "digest": v.digest, "changes": texts.changes, "at": now(),
                 "actor": v.actor, "git_commit": v.git_commit, "run_id": v.run_id})
         conn.execute(_INSERT_VERSION, rows)
         return numbers

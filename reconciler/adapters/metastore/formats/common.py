@@ -48,7 +48,7 @@ def hive_columns(columns: Iterable[Column], comment_limit: int = COLUMN_COMMENT_
     out = []
     for c in columns:
         comment = c.comment if c.comment is not None and len(c.comment) <= comment_limit else None
-        out.append(HiveColumn(c.name, coltypes.to_hive(coltypes.parse(c.type)), comment))
+        out.append(HiveColumn(c.name, coltypes.hive_text(c.type), comment))
     return out
 
 

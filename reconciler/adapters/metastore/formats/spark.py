@@ -20,6 +20,8 @@ cast instead of an error. Golden vectors: tests/adapters/metastore/formats/golde
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 from reconciler.adapters import catalog_json
@@ -70,14 +72,24 @@ def _as_string(p: coltypes.Prim) -> coltypes.Prim:
     return coltypes.Prim("string") if p.name in ("varchar", "char") else p
 
 
+@functools.lru_cache(maxsize=4096)
+def _spark_type(text: str) -> tuple[Any, str | None]:
+    """Spark's DataType JSON of a declared column type and, when it holds CHAR/VARCHAR, the
+    type's catalog string: once per type string per process (types repeat over columns).
+    The JSON of a composite type is a dict: callers get a copy (see _field)."""
+    t = coltypes.parse(text)
+    # Spark keeps CHAR/VARCHAR (also nested) as string, plus the declared type's catalog
+    # string in the field metadata (CharVarcharUtils.replaceCharVarcharWithStringInSchema).
+    return coltypes.to_spark(coltypes.map_prims(t, _as_string)), coltypes.to_spark_ddl(t) if _has_char(t) else None
+
+
 def _field(col: Column) -> dict[str, Any]:
-    t = coltypes.parse(col.type)
+    spark_type, char_type = _spark_type(col.type)
+    if not isinstance(spark_type, str):  # the cached dict is never handed out
+        spark_type = copy.deepcopy(spark_type)
     metadata: dict[str, str] = {}
-    spark_type = coltypes.to_spark(coltypes.map_prims(t, _as_string))
-    if _has_char(t):
-        # Spark keeps CHAR/VARCHAR (also nested) as string, plus the declared type's catalog
-        # string in the field metadata (CharVarcharUtils.replaceCharVarcharWithStringInSchema).
-        metadata["__CHAR_VARCHAR_TYPE_STRING"] = coltypes.to_spark_ddl(t)
+    if char_type is not None:
+        metadata["__CHAR_VARCHAR_TYPE_STRING"] = char_type
     if col.comment is not None:
         metadata["comment"] = col.comment
     return {"name": col.name, "type": spark_type, "nullable": True, "metadata": metadata}
