@@ -55,6 +55,8 @@ class PlanErrorCode(StrEnum):
     SPARK_VERIFICATION = "spark_verification"  # Spark cannot analyse the view, or its columns disagree
     BREAKING_CHANGE = "breaking_change"  # the change breaks views that read it (without --allow-breaking)
     TEST_FAILED = "test_failed"  # a test of a changed view (or of a view reading one) fails (reconciler.viewtests)
+    # two representations of a view return different rows for one test (reconciler.viewtests.proof)
+    REPRESENTATIONS_DISAGREE = "representations_disagree"
     # found by an adapter's check(): the catalog cannot store the declaration
     DIALECT_NOT_STORABLE = "dialect_not_storable"
     COLUMNS_REQUIRED = "columns_required"
@@ -286,6 +288,7 @@ class Plan:
     schema_owners: list[SchemaOwnerChange] = field(default_factory=list)  # declared schema owners to write
     verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
     tests: dict[str, Any] | None = None  # plan --spark: reconciler.viewtests.result.TestRun JSON
+    engines: list[dict[str, Any]] | None = None  # plan --spark: per view, each engine's proof (viewtests.proof)
 
     @property
     def has_changes(self) -> bool:
@@ -322,6 +325,8 @@ class Plan:
             out["verification"] = self.verification
         if self.tests is not None:
             out["tests"] = self.tests
+        if self.engines is not None:
+            out["engines"] = self.engines
         return out
 
     def digest(self) -> str:
@@ -358,4 +363,5 @@ class Plan:
             schema_owners=[SchemaOwnerChange.from_json(c) for c in d.get("schema_owners") or []],
             verification=d.get("verification"),
             tests=d.get("tests"),
+            engines=d.get("engines"),
         )
