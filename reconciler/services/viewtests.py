@@ -112,10 +112,20 @@ def universe(ws: Workspace, decl: Declarations, ref: str | None, offline: bool) 
 def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[Problem]:
     """Offline (for `validate`): every test's problems that need no Spark — unknown inputs,
     unknown columns, values that do not fit their column type, malformed CSV, unreadable files."""
+    from reconciler.viewtests import engines as test_engines
+
     u = universe(ws, decl, ref, offline=True)
     out: list[Problem] = []
-    for p in runner.prepare_all(u, selected(decl)):
-        out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
+    # Each test is checked in the first dialect its view has of the engines configured (Spark's
+    # message when none: the fixtures' problems are the same in every dialect).
+    flavors = [test_engines.load(e).flavor for e in test_engines.chosen(ws.config, None)]
+    by_flavor: dict[str, list[tuple[ViewId, ViewTest]]] = {}
+    for vid, t in selected(decl):
+        f = next((f for f in flavors if decl.views[vid].sql_for(f.dialect) is not None), flavors[0])
+        by_flavor.setdefault(f.dialect, []).append((vid, t))
+    for f in flavors:
+        for p in runner.prepare_all(u, by_flavor.get(f.dialect, []), f):
+            out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
     return out
 
 

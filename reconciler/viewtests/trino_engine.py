@@ -38,7 +38,8 @@ def to_wire(value: Any) -> Any:
     """A value the client returned, as values.coerce reads it (a row as a mapping by field name)."""
     names = getattr(value, "_names", None)
     if isinstance(value, tuple) and names is not None:
-        return {str(n) if n is not None else f"_{i}": to_wire(v) for i, (n, v) in enumerate(zip(names, value, strict=True))}
+        pairs = enumerate(zip(names, value, strict=True))
+        return {str(n) if n is not None else f"_{i}": to_wire(v) for i, (n, v) in pairs}
     if isinstance(value, (list, tuple)):
         return [to_wire(v) for v in value]
     if isinstance(value, dict):
@@ -51,6 +52,9 @@ class TrinoEngine:
     {"answers": [{"id", "schema": [{"name", "type"}], "rows"} | {"id", "error": {"class", "message"}}]}."""
 
     def __init__(self, settings: TrinoSettings) -> None:
+        if (settings.password or settings.token) and not settings.url.startswith("https://"):
+            raise TrinoUnavailable("engines.trino: a password or token is sent over https only (Trino accepts "
+                                   f"credentials over TLS only), and the url is {settings.url}")
         self.settings = settings
         self._trino = _client()
         started = time.monotonic()
