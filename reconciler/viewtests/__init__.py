@@ -11,6 +11,6 @@ module: a `build.Flavor`, a `runner.Profile`, and how to reach it); Trino is `tr
 (literals, answers) and `trino_engine` (its HTTP client); `proof` says which representation is
 proven on which engine and where two disagree.
 
-May import `core`, `source` and `verify` (whose scratch Spark child runs Spark's tests); never `workspace` (the use case, which starts the scratch
-child it shares with `verify`, is `services.viewtests`).
+May import `core`, `source` and `verify` (whose scratch Spark child runs Spark's tests); never
+`workspace` (the use case is `services.viewtests`).
 """
