@@ -8,7 +8,9 @@ on Trino's scheduling more than on this process.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -44,6 +46,8 @@ def to_wire(value: Any) -> Any:
         return [to_wire(v) for v in value]
     if isinstance(value, dict):
         return [[to_wire(k), to_wire(v)] for k, v in value.items()]
+    if isinstance(value, (dt.time, dt.timedelta, uuid.UUID)):  # compared as text (trino_sql.type_of)
+        return str(value)
     return value
 
 
