@@ -210,7 +210,11 @@ def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarati
         rows = [r[2:] for r in sorted((r for r in rows if r[0] == tag), key=lambda r: r[1])]
     names = [f["name"] for f in fields]
     types = [profile.type_of(f) for f in fields]
-    actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]
+    try:
+        actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]
+    except ValueError as err:  # an answer viewsync cannot read is this test's error, not the run's
+        return _result(p, decl, Status.ERROR, profile, seconds=seconds,
+                       error=f"{profile.engine}'s answer cannot be compared: {err}")
     returned = (names, [[values.show(v, t) for v, t in zip(r, types, strict=True)] for r in actual])
     expected = None
     if p.test.expect.count is None:

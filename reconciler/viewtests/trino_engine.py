@@ -9,6 +9,7 @@ on Trino's scheduling more than on this process.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +47,8 @@ def to_wire(value: Any) -> Any:
         return [to_wire(v) for v in value]
     if isinstance(value, dict):
         return [[to_wire(k), to_wire(v)] for k, v in value.items()]
+    if isinstance(value, float) and not math.isfinite(value):  # as values.to_wire writes them
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, (dt.time, dt.timedelta, uuid.UUID)):  # compared as text (trino_sql.type_of)
         return str(value)
     return value

@@ -151,3 +151,35 @@ def test_an_engine_not_configured_is_a_clear_error(tmp_path: Path, trino: Trino)
         "views/local/s.yaml": yaml.safe_dump({"catalog": "local", "schema": "s", "views": []})})
     res = run_cli(repo, "test", "--engine", "trino")
     assert res.code != 0 and "engine 'trino' is not configured" in res.text
+
+
+FLAT = [{"name": n, "type": t} for n, t in (
+    ("id", "int"), ("amount", "decimal(10,2)"), ("ratio", "double"), ("f", "float"), ("ok", "boolean"),
+    ("day", "date"), ("at", "timestamp"), ("at_z", "timestamp_ltz"), ("code", "char(3)"), ("bin", "binary"),
+    ("name", "string"), ("big", "bigint"))]
+FLAT_ROWS = [
+    {"id": 1, "amount": "12345678.90", "ratio": "NaN", "f": 0.1, "ok": True, "day": "2026-02-28",
+     "at": "2026-01-01 10:00:00.123456", "at_z": "2026-07-01 23:30:00-07:00", "code": "a", "bin": "hi",
+     "name": "it's \"quoted\" \\ ünï", "big": -9223372036854775808},
+    {"id": 2, "ratio": "-Infinity", "ok": False, "day": "0001-01-01", "at": "9999-12-31 23:59:59",
+     "name": "", "big": 9223372036854775807},
+    {"id": 3},
+]
+
+
+def test_every_flat_type_reaches_trino_exactly_as_spark_reads_it(tmp_path: Path, trino: Trino) -> None:
+    """Flat inputs travel to Trino as one JSON literal per input, cast per column: each value
+    arrives exactly (decimals, 32-bit floats, NaN, microseconds, instants, padded CHAR, bytes)."""
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}"}}}
+    view = {"name": "flat_copy", "representations": [{"dialect": "spark", "sql": "SELECT * FROM flat"},
+                                                     {"dialect": "trino", "sql": "SELECT * FROM flat"}],
+            "tests": [{"name": "as_given", "given": {"flat": {"rows": FLAT_ROWS}}, "expect": {"rows": FLAT_ROWS}},
+                      {"name": "none_given", "given": {"flat": {"rows": []}}, "expect": {"empty": True}}]}
+    repo = write_repo(tmp_path / "repo", config, {
+        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
+        "sources/local/s.yaml": {"catalog": "local", "schema": "s", "tables": [{"name": "flat", "columns": FLAT}]}})
+    res = run_cli(repo, "test", "--format", "json")
+    got = [(t["engine"], t["name"], t["status"], t.get("error") or t.get("difference"))
+           for t in json.loads(res.out)["tests"]]
+    assert got == [("spark", "as_given", "passed", None), ("spark", "none_given", "passed", None),
+                   ("trino", "as_given", "passed", None), ("trino", "none_given", "passed", None)], res.text
