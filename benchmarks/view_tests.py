@@ -21,6 +21,14 @@ checks correctness: every test must pass. Then it measures, each in a fresh Pyth
     python benchmarks/view_tests.py --sqlmesh-python /work/venv-sqlmesh/bin/python
     python benchmarks/view_tests.py --views 40 --runs 1            # smaller, no anchor
 
+`--engine trino` also runs the same tests on Trino, in the same run after Spark's: each view gets a
+trino representation (its Spark SQL transpiled by sqlglot), a Trino 476 with only its memory catalog
+is started (tests/helpers/trino.py: the pinned server, Java 24+), and `viewsync test --engine trino`
+runs in a fresh process. Reported: Trino's start, the run, their sum against Spark's cold and warm
+wall (target: at most 1.5x Spark).
+
+    python benchmarks/view_tests.py --engine trino
+
 SQLMesh lives in its own venv, never in viewsync's dependencies:
     python3 -m venv /work/venv-sqlmesh && /work/venv-sqlmesh/bin/pip install sqlmesh duckdb
 
@@ -74,6 +82,22 @@ print(json.dumps({"wall_s": wall, "spark_start_s": run.spark_start_seconds, "run
                   "per_test_s": [t["seconds"] for t in out["tests"]], "summary": out["summary"],
                   "jvm_peak_rss_mb": rss, "not_passed": bad[:5]}))
 session.PROCESS.close()  # the JVM exits: a cold run writes the class-data-sharing archive now
+"""
+
+TRINO_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from pathlib import Path
+from reconciler.services import viewtests
+from reconciler.workspace import Workspace
+ws = Workspace.open(Path(sys.argv[1]))
+run = viewtests.test(ws, viewtests.TestRequest(engine="trino"))
+wall = time.perf_counter() - t0
+out = run.to_json()
+bad = [t for t in out["tests"] if t["status"] != "passed"]
+print(json.dumps({"wall_s": wall, "run_s": run.seconds, "connect_s": run.start_seconds.get("trino"),
+                  "per_test_s": [t["seconds"] for t in out["tests"]], "summary": out["summary"],
+                  "not_passed": bad[:5]}))
 """
 
 SQLMESH_CHILD = r"""
@@ -366,15 +390,17 @@ def make_suite(views: int, tests: int, seed: int) -> list[View]:
     return out
 
 
-def write_config(root: Path, spark_conf: dict[str, str] | None = None) -> None:
+def write_config(root: Path, spark_conf: dict[str, str] | None = None, trino_url: str | None = None) -> None:
     config: dict[str, Any] = {"version": 1, "project": "bench", "state": "sqlite:///.viewsync/state.db",
                               "catalogs": {"local": {"type": "managed", "url": "sqlite:///.viewsync/catalog.db"}}}
     if spark_conf:
         config["spark"] = {"conf": spark_conf}
+    if trino_url:
+        config["engines"] = {"trino": {"url": trino_url, "user": "bench"}}
     (root / "viewsync.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
-def write_viewsync(root: Path, suite: list[View]) -> None:
+def write_viewsync(root: Path, suite: list[View], trino: bool = False) -> None:
     write_config(root)
     (root / "sources" / "local").mkdir(parents=True, exist_ok=True)
     (root / "sources" / "local" / "src.yaml").write_text(yaml.safe_dump({
@@ -393,10 +419,37 @@ def write_viewsync(root: Path, suite: list[View]) -> None:
                           "expect": expect})
         by_schema.setdefault(v.schema, []).append({
             "name": v.name, "columns": [{"name": n, "type": t} for n, t in v.template.columns],
-            "representations": [{"dialect": "spark", "sql": v.sql}], "tests": tests})
+            "representations": [{"dialect": "spark", "sql": v.sql},
+                                *([{"dialect": "trino", "sql": _trino_sql(v.sql)}] if trino else [])],
+            "tests": tests})
     for schema, docs in by_schema.items():
         (root / "views" / "local" / f"{schema}.yaml").write_text(
             _dump({"catalog": "local", "schema": schema, "views": docs}))
+
+
+def _trino_sql(spark_sql: str) -> str:
+    return str(sqlglot.transpile(spark_sql, read="spark", write="trino", pretty=True)[0])
+
+
+def trino_run(root: Path, work: Path) -> dict[str, Any]:
+    """Start a Trino (memory catalog only), run the tests on it in a fresh process, stop it."""
+    import contextlib
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.helpers import trino as trino_server
+
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    with contextlib.contextmanager(trino_server.start)(work, None, None) as server:
+        start_s = time.perf_counter() - started
+        write_config(root, trino_url=f"http://127.0.0.1:{server.port}")
+        try:
+            result = _child([sys.executable, "-c", TRINO_CHILD, str(root)], {**os.environ, "PYTHONWARNINGS": "ignore"},
+                            "viewsync test --engine trino")
+        finally:
+            write_config(root)
+    result.update(trino_start_s=start_s, total_s=start_s + result["wall_s"], load=load)
+    return result
 
 
 def write_sqlmesh(root: Path, suite: list[View]) -> None:
@@ -463,6 +516,8 @@ def main() -> None:
     ap.add_argument("--tests-per-view", type=int, default=5)
     ap.add_argument("--runs", type=int, default=1, help="warm viewsync runs and SQLMesh runs (the cold run is one)")
     ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--engine", choices=("spark", "trino"), default="spark",
+                    help="trino: also run the same tests on a Trino started here, after Spark's")
     ap.add_argument("--sqlmesh-python", help="the python of a venv with sqlmesh and duckdb (the anchor)")
     ap.add_argument("--keep", type=Path, help="write the generated projects here and keep them")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
@@ -481,7 +536,7 @@ def main() -> None:
         vs_root, sm_root, cache = base / "viewsync", base / "sqlmesh", base / "xdg-cache"
         for d in (vs_root, sm_root, cache):
             d.mkdir(parents=True, exist_ok=True)
-        write_viewsync(vs_root, suite)
+        write_viewsync(vs_root, suite, trino=args.engine == "trino")
         write_sqlmesh(sm_root, suite)
         print(f"generated {n_tests} tests over {len(suite)} views ({min(inputs_per_view)}-{max(inputs_per_view)} "
               f"inputs per view, {statistics.mean(inputs_per_view):.1f} on average; {min(rows_per_input)}-"
@@ -495,6 +550,8 @@ def main() -> None:
         if extra_conf:
             write_config(vs_root, extra_conf)
             tuned = [viewsync_run(vs_root, cache)]
+        on_trino = [trino_run(vs_root, base / f"trino-{i}") for i in range(args.runs)] \
+            if args.engine == "trino" else []
         anchor: list[dict[str, Any]] = []
         skipped = None
         if not args.sqlmesh_python:
@@ -533,6 +590,16 @@ def main() -> None:
         print(f"| viewsync {label}: median per test, runner's share (ms) | {len(runs)} | {_fmt(med)} | | "
               f"{_loads(runs)} |")
         print(f"| viewsync {label}: wall / tests (ms) | {len(runs)} | {_fmt(mean)} | | {_loads(runs)} |")
+    if on_trino:
+        print(f"| Trino: start + wall of `test --engine trino` (s) | {len(on_trino)} | "
+              f"{_fmt([r['total_s'] for r in on_trino])} | ≤ 1.5x Spark | {_loads(on_trino)} |")
+        for name, key in (("  of which Trino's start (s)", "trino_start_s"),
+                          ("  of which the test process, wall (s)", "wall_s"),
+                          ("  of which running the tests (s)", "run_s")):
+            print(f"| {name} | {len(on_trino)} | {_fmt([float(r[key]) for r in on_trino])} | | {_loads(on_trino)} |")
+        tr = statistics.median(r["total_s"] for r in on_trino)
+        print(f"| ratio Trino / Spark, wall incl. start: cold, warm | | {tr / cold['wall_s']:.2f}, "
+              f"{tr / statistics.median(r['wall_s'] for r in warm):.2f} | ≤ 1.5 | |")
     if anchor:
         print(f"| SQLMesh on DuckDB: wall incl. import and project load (s) | {len(anchor)} | "
               f"{_fmt([r['wall_s'] for r in anchor])} | | {_loads(anchor)} |")
@@ -557,7 +624,8 @@ def main() -> None:
     ok = True
     if tuned:
         print("--spark-conf: " + ", ".join(f"{k}={v}" for k, v in extra_conf.items()))
-    for label, runs in (("viewsync cold", [cold]), ("viewsync warm", warm), ("viewsync with --spark-conf", tuned)):
+    for label, runs in (("viewsync cold", [cold]), ("viewsync warm", warm), ("viewsync with --spark-conf", tuned),
+                        ("viewsync on Trino", on_trino)):
         for r in runs:
             s = r["summary"]
             print(f"{label}: {s['tests']} tests, {s['passed']} passed, {s['failed']} failed, {s['error']} errors")

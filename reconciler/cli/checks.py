@@ -35,11 +35,15 @@ def test_views(ctx: typer.Context, select: Annotated[str | None, typer.Option(
                    help="Glob over catalog.schema.view or catalog.schema.view.test.")] = None,
                fmt: TestFormats = TestFormat.TEXT,
                out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (stdout gets "
-                                                             "the summary).")] = None, ref: Ref = None) -> None:
-    """Run the views' tests: each view's Spark SQL on the test's fixture rows, offline. Exit 1 when any fails."""
+                                                             "the summary).")] = None, ref: Ref = None,
+               engine: Annotated[str | None, typer.Option(
+                   help="spark, trino or all (default: every configured engine, each on the views with a "
+                        "representation in its dialect).")] = None) -> None:
+    """Run the views' tests: each view's SQL on the test's fixture rows, on each engine; nothing is written.
+    Exit 1 when any fails."""
     from reconciler.services import viewtests
     s = session(ctx)
-    run = viewtests.test(s.open(), viewtests.TestRequest(select, ref), s.err)
+    run = viewtests.test(s.open(), viewtests.TestRequest(select, ref, engine), s.err)
     if out_file:
         s.write(out_file, s.render("test", fmt, run))
         s.out(s.render("test", "summary", run) + "\n")

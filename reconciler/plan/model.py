@@ -57,6 +57,8 @@ class PlanErrorCode(StrEnum):
     SPARK_VERIFICATION = "spark_verification"  # Spark cannot analyse the view, or its columns disagree
     BREAKING_CHANGE = "breaking_change"  # the change breaks views that read it (without --allow-breaking)
     TEST_FAILED = "test_failed"  # a test of a changed view (or of a view reading one) fails (reconciler.viewtests)
+    # two representations of a view return different rows for one test (reconciler.viewtests.proof)
+    REPRESENTATIONS_DISAGREE = "representations_disagree"
     # found by an adapter's check(): the catalog cannot store the declaration
     DIALECT_NOT_STORABLE = "dialect_not_storable"
     COLUMNS_REQUIRED = "columns_required"
@@ -298,6 +300,7 @@ class Plan:
     verification: dict[str, Any] | None = None  # plan --spark: reconciler.verify.result.Verification JSON
     tests: dict[str, Any] | None = None  # plan --spark: reconciler.viewtests.result.TestRun JSON
     lineage: dict[str, Any] | None = None  # the changes' lineage graph: reconciler.render.lineage_graph JSON
+    engines: list[dict[str, Any]] | None = None  # plan --spark: per view, each engine's proof (viewtests.proof)
 
     @property
     def has_changes(self) -> bool:
@@ -336,6 +339,8 @@ class Plan:
             out["tests"] = self.tests
         if self.lineage is not None:
             out["lineage"] = self.lineage
+        if self.engines is not None:
+            out["engines"] = self.engines
         return out
 
     def digest(self) -> str:
@@ -373,4 +378,5 @@ class Plan:
             verification=d.get("verification"),
             tests=d.get("tests"),
             lineage=d.get("lineage"),
+            engines=d.get("engines"),
         )

@@ -141,6 +141,7 @@ def text(plan: Plan, color: bool = False) -> str:
         from reconciler.viewtests.result import TestRun
 
         out.extend(tests_render.text(TestRun.from_json(plan.tests)).rstrip("\n").splitlines())
+        out.extend(tests_render.matrix_text(plan.engines or []))
     if access_line(plan):
         out.append(str(access_line(plan)))
     for w in plan.warnings:
@@ -244,6 +245,7 @@ def markdown(plan: Plan, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         from reconciler.viewtests.result import TestRun
 
         tail += ["", *tests_render.markdown_lines(TestRun.from_json(plan.tests))]
+        tail += tests_render.matrix_markdown(plan.engines or [])
     if plan.warnings:
         tail += ["", "**Warnings**"] + [f"- {_md_escape(w)}" for w in plan.warnings]
     if plan.unmanaged:

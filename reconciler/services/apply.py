@@ -159,6 +159,8 @@ def apply(ws: Workspace, request: ApplyRequest, ui: ApplyUI) -> ApplyOutcome:
     else:
         opts = plan_service.options(ws, request.scope)
         result = plan_service.build(ws, opts, decl, info, None, request.spark, request.allow_breaking)
+        if request.spark or ws.config.spark.verify:  # as `plan --spark`: a view whose tests fail is not written
+            plan_service.run_tests(ws, result, decl, None)
         validity.locate(result, decl)
     ui.show_plan(result)
     if result.errors:

@@ -73,30 +73,45 @@ def build(ws: Workspace, opts: PlanOptions, decl: Declarations, git: GitInfo | N
 
 def run_tests(ws: Workspace, result: Plan, decl: Declarations, ref: str | None, every: bool = False) -> TestRun:
     """The view tests of every view the plan creates or changes and of the declared views that
-    read one (they are computed from it), into `result.tests`; a failing test is a
-    `test_failed` error at the test. `every`: run every declared test in the same Spark call
-    (for `viewsync review`'s JUnit report); the plan still holds only those of the change.
+    read one (they are computed from it), on every configured engine that has the view's
+    representation, into `result.tests`, with the engine matrix per view in `result.engines`.
+    A failing test is a `test_failed` error at the test; two engines returning different rows
+    for one test is `representations_disagree`, with both row sets. `every`: run every declared
+    test in the same call (for `viewsync review`'s JUnit report); the plan still holds only
+    those of the change.
 
     Returns:
         The run: every test that ran.
 
     Raises:
-        ViewsyncError: Spark cannot start or fails as a whole.
+        ViewsyncError: an engine cannot start or be reached, or fails as a whole.
     """
     from reconciler.plan.planner import PlanError, PlanErrorCode
     from reconciler.services import viewtests
     from reconciler.verify import impact
+    from reconciler.viewtests import engines as test_engines
+    from reconciler.viewtests import proof
     from reconciler.viewtests.result import TestRun
 
     changed = [a.view for a in result.actions if a.action != "drop" and a.view in decl.views]
     readers = impact.dependents(changed, decl.views, {})
     targets = set(changed).union(*readers.values()) if readers else set(changed)
-    run = viewtests.run(ws, decl, viewtests.selected(decl, views=None if every else targets), ref)
-    mine = TestRun([r for r in run.results if r.view in targets], run.seconds, run.spark_start_seconds)
+    configured = test_engines.chosen(ws.config, None)
+    tests = viewtests.selected(decl, views=targets)
+    run = viewtests.run(ws, decl, viewtests.selected(decl, views=None if every else targets), ref, configured)
+    mine = TestRun([r for r in run.results if r.view in targets], run.seconds, run.spark_start_seconds,
+                   run.start_seconds)
     result.tests = mine.to_json()
+    shown = [*test_engines.KNOWN, *(e for e in configured if e not in test_engines.KNOWN)]
+    order = list(dict.fromkeys(v for v, _ in tests))
+    result.engines = proof.matrix(mine, order, decl.views, configured, shown)
     for r in mine.failures():
-        result.errors.append(PlanError(PlanErrorCode.TEST_FAILED, f"test {r.name!r} of {r.view}: {r.message}",
+        result.errors.append(PlanError(PlanErrorCode.TEST_FAILED,
+                                       f"test {r.name!r} of {r.view} on {r.engine}: {r.message}",
                                        r.view, ("tests", r.index, "name")))
+    for d in proof.disagreements(mine):
+        result.errors.append(PlanError(PlanErrorCode.REPRESENTATIONS_DISAGREE, d.message, d.view,
+                                       ("tests", d.index, "name")))
     return run
 
 

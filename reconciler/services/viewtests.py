@@ -30,6 +30,7 @@ from reconciler.workspace import Workspace
 class TestRequest:
     select: str | None = None  # glob on catalog.schema.view, or on catalog.schema.view.test
     ref: str | None = None  # the declarations at this git ref (None: the working tree)
+    engine: str | None = None  # spark, trino, ... or all (None: every configured engine)
 
 
 def selected(decl: Declarations, pattern: str | None = None,
@@ -111,42 +112,60 @@ def universe(ws: Workspace, decl: Declarations, ref: str | None, offline: bool) 
 def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[Problem]:
     """Offline (for `validate`): every test's problems that need no Spark — unknown inputs,
     unknown columns, values that do not fit their column type, malformed CSV, unreadable files."""
+    from reconciler.viewtests import engines as test_engines
+
     u = universe(ws, decl, ref, offline=True)
     out: list[Problem] = []
-    for p in runner.prepare_all(u, selected(decl)):
-        out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
+    # Each test is checked in the first dialect its view has of the engines configured (Spark's
+    # message when none: the fixtures' problems are the same in every dialect).
+    flavors = [test_engines.load(e).flavor for e in test_engines.chosen(ws.config, None)]
+    by_flavor: dict[str, list[tuple[ViewId, ViewTest]]] = {}
+    for vid, t in selected(decl):
+        f = next((f for f in flavors if decl.views[vid].sql_for(f.dialect) is not None), flavors[0])
+        by_flavor.setdefault(f.dialect, []).append((vid, t))
+    for f in flavors:
+        for p in runner.prepare_all(u, by_flavor.get(f.dialect, []), f):
+            out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
     return out
 
 
-def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]], ref: str | None) -> TestRun:
-    """Execute `tests` in the scratch Spark session (one JVM for all).
+def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]], ref: str | None,
+        engines: list[str] | None = None) -> TestRun:
+    """Execute `tests` on each engine, each on the view's representation in its dialect (Spark:
+    the scratch Spark session, one JVM for all; Trino: the configured server, read-only).
 
     Args:
         ws: the repository, opened.
         decl: the declarations the tests belong to.
         tests: the tests to run.
         ref: the git ref the declarations were read at (fixture files are read there too).
+        engines: the engines (None: Spark only).
 
     Returns:
-        One result per test; a test's own problem (bad fixture, Spark error) is its result.
+        One result per test and engine; a test's own problem (bad fixture, engine error) is its result.
 
     Raises:
         SparkUnavailable: no PySpark or no Java.
-        UserError: the Spark worker failed as a whole.
+        UserError: an engine failed as a whole, or cannot be reached.
     """
-    from reconciler.verify import session
+    from reconciler.viewtests import engines as test_engines
 
     run_result = TestRun()
     if not tests:
         return run_result
     # Prepared while Spark may still be starting (prestart): only the execution waits for it.
-    prepared = runner.prepare_all(universe(ws, decl, ref, offline=False), tests)
-    worker = session.worker(planning.settings_of(ws.config))
-    try:
-        run_result = runner.run(prepared, worker.call, decl)
-    except ViewsyncError as err:
-        raise UserError(redact(str(err))) from None
-    run_result.spark_start_seconds = worker.start_seconds
+    u = universe(ws, decl, ref, offline=False)
+    for name in engines or ["spark"]:
+        try:
+            got = test_engines.run_on(name, ws.config, u, decl, tests)
+        except UserError:
+            raise
+        except ViewsyncError as err:
+            raise UserError(redact(str(err), ws.config.secrets)) from None
+        run_result.results += got.results
+        run_result.start_seconds.update(got.start_seconds)
+        run_result.seconds += got.seconds  # running the tests, without the engines' starts
+    run_result.spark_start_seconds = run_result.start_seconds.get("spark")
     return run_result
 
 
@@ -163,13 +182,17 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
 
     Raises:
         ValidationFailed: a declaration or a test has a problem found without Spark.
-        UserError: no test matches `select`, or Spark failed as a whole.
+        UserError: no test matches `select`, an engine is not configured or has nothing to run,
+            or an engine failed as a whole.
         SparkUnavailable: no PySpark or no Java.
     """
     from reconciler.core.errors import ValidationFailed
     from reconciler.verify import session
+    from reconciler.viewtests import engines as test_engines
 
-    session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
+    engines = test_engines.chosen(ws.config, request.engine)
+    if "spark" in engines:
+        session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
     decl = ws.declarations_at(request.ref)
     found = problems(ws, decl, request.ref)
     if found:
@@ -177,7 +200,11 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
     tests = selected(decl, request.select)
     if request.select and not tests:
         raise UserError(f"no test matches {request.select!r}")
-    result = run(ws, decl, tests, request.ref)
+    if request.engine not in (None, "all"):
+        dialect = test_engines.load(engines[0]).dialect
+        if tests and not any(decl.views[v].sql_for(dialect) is not None for v, _ in tests):
+            raise UserError(f"no selected view has a `dialect: {dialect}` representation to test on {engines[0]}")
+    result = run(ws, decl, tests, request.ref, engines)
     if ws.config.events and result.results:
         announce(ws, result, request.ref, warn)
     return result

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema_rs
 
 from reconciler.core.errors import Problem, UserError, ValidationFailed
-from reconciler.source import spark_settings, yamlsrc
+from reconciler.source import engine_settings, spark_settings, yamlsrc
 
 CONFIG_NAME = "viewsync.yaml"
 VIEWS_DIR = "views"  # beside the config: views/<catalog>/<schema>.yaml
@@ -92,6 +92,7 @@ class Config:
     secrets: frozenset[str] = frozenset()  # values taken from the environment: redact them
     preview: PreviewSettings = field(default_factory=PreviewSettings)
     custom_dialects: frozenset[str] = frozenset()  # dialects sqlglot does not know that views may use
+    engines: engine_settings.EngineSettings = field(default_factory=engine_settings.EngineSettings)
 
 
 def schema_problems(validator: Any, data: Any, node: Any, file: str) -> list[Problem]:
@@ -212,6 +213,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         name: CatalogConfig(name, opts["type"], dict(opts)) for name, opts in expanded["catalogs"].items()
     }
     state_url = expanded.get("state") or DEFAULT_STATE
+    engines = engine_settings.parse(expanded.get("engines"))
     return Config(
         path=path,
         project=expanded["project"],
@@ -225,9 +227,10 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         warnings=_deprecations(data, node, display),
         spark=spark_settings.parse(expanded.get("spark")),
         events={name: dict(opts) for name, opts in (expanded.get("events") or {}).items()},
-        secrets=frozenset(found),
+        secrets=frozenset(found) | engines.secrets(),
         preview=PreviewSettings(**(expanded.get("preview") or {})),
         custom_dialects=frozenset(expanded.get("custom_dialects") or ()),
+        engines=engines,
     )
 
 

@@ -1,6 +1,7 @@
-"""One view test as one Spark query, and every problem the test has before Spark runs.
+"""One view test as one query of one engine, and every problem the test has before it runs.
 
-The test's view is computed from its own Spark SQL. Each table it reads is one of the test's
+The test's view is computed from its own SQL in the engine's dialect (a `Flavor`: Spark's by
+default; `trino_sql.FLAVOR` for Trino). Each table it reads is one of the test's
 inputs (an inline table of the given rows, typed by the input's columns) or a declared view,
 computed from its own SQL in turn, so one test can feed raw tables and check a view several
 levels down. All of it is one `WITH` query: the inputs and the computed views are CTEs, and
@@ -31,6 +32,38 @@ TableColumns = Callable[[Key], list[Column] | None]
 
 def _k(catalog: str, schema: str, name: str) -> Key:
     return (catalog.lower(), schema.lower(), name.lower())
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """How one engine's SQL spells a test's query: the representation it runs (`dialect`),
+    identifiers, and an input as an inline table of typed rows."""
+
+    dialect: str
+    label: str  # as messages name the engine's SQL: "Spark", "Trino"
+    ident: Callable[[str], str]
+    # (columns, their types, typed rows: at least one) -> a SELECT returning exactly those columns
+    inline: Callable[[list[Column], list[coltypes.Type], list[list[Any]]], str]
+    # (columns, their types) -> a SELECT of those columns returning no row
+    empty: Callable[[list[Column], list[coltypes.Type]], str]
+
+
+def _spark_inline(cols: list[Column], types: list[coltypes.Type], typed_rows: list[list[Any]]) -> str:
+    # Cells as plain literals, each column cast once to its type.
+    body = ",\n  ".join("(" + ", ".join(values.cell(v, t) for v, t in zip(r, types, strict=True)) + ")"
+                        for r in typed_rows)
+    casts = ", ".join(f"CAST(_c{i} AS {values.spark_type(t)}) AS {q(c.name)}"
+                      for i, (c, t) in enumerate(zip(cols, types, strict=True)))
+    raw = ", ".join(f"_c{i}" for i in range(len(cols)))
+    return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES\n  {body}\n  AS t({raw})"
+
+
+def _spark_empty(cols: list[Column], types: list[coltypes.Type]) -> str:
+    nulls = ", ".join(f"{values.literal(None, t)} AS {q(c.name)}" for c, t in zip(cols, types, strict=True))
+    return f"SELECT {nulls} WHERE FALSE"
+
+
+SPARK = Flavor(DIALECT, "Spark", q, _spark_inline, _spark_empty)
 
 
 @dataclass(frozen=True)
@@ -80,12 +113,13 @@ def _split(name: str) -> tuple[str, ...]:
     return tuple(p.strip("`") for p in name.split("."))
 
 
-def prepare(u: Universe, vid: ViewId, test: ViewTest) -> Prepared:
+def prepare(u: Universe, vid: ViewId, test: ViewTest, flavor: Flavor = SPARK) -> Prepared:
     out = Prepared(vid, test)
     spec = u.views[vid]
-    if spec.sql_for(DIALECT) is None:
-        out.issues.append(Issue(test.path("name"), f"{vid} has no Spark SQL (tests run the view's "
-                                                   f"`dialect: spark` representation)"))
+    dialect, q = flavor.dialect, flavor.ident
+    if spec.sql_for(dialect) is None:
+        out.issues.append(Issue(test.path("name"), f"{vid} has no {flavor.label} SQL (tests run the view's "
+                                                   f"`dialect: {dialect}` representation)"))
         return out
     inputs: dict[Key, _Input] = {}
     computed: dict[ViewId, str] = {}  # view -> its CTE
@@ -104,10 +138,10 @@ def prepare(u: Universe, vid: ViewId, test: ViewTest) -> Prepared:
         if w in computed:
             return computed[w]
         wspec = u.views[w]
-        text = vsql.query_text(wspec.sql_for(DIALECT) or "")
-        refs = vsql.table_references(text, DIALECT)
+        text = vsql.query_text(wspec.sql_for(dialect) or "")
+        refs = vsql.table_references(text, dialect)
         if refs is None:
-            out.issues.append(Issue(test.path("name"), f"cannot read the Spark SQL of {w}"))
+            out.issues.append(Issue(test.path("name"), f"cannot read the {flavor.label} SQL of {w}"))
             refs = []
         targets: list[str] = []
         for ref in refs:
@@ -121,10 +155,10 @@ def prepare(u: Universe, vid: ViewId, test: ViewTest) -> Prepared:
                 targets.append(inputs[key].cte)
                 continue
             dep = u.by_key.get(key)
-            if dep is not None and dep != w and dep not in trail and u.views[dep].sql_for(DIALECT) is not None:
+            if dep is not None and dep != w and dep not in trail and u.views[dep].sql_for(dialect) is not None:
                 targets.append(visit(dep, (*trail, w)))
                 continue
-            why = "a declared view without Spark SQL" if dep is not None else "not a declared view"
+            why = f"a declared view without {flavor.label} SQL" if dep is not None else "not a declared view"
             out.issues.append(Issue(test.path("given") if test.given else test.path("name"),
                                     f"input {shown} (read by {w.name}) is not given and is {why}: "
                                     f"add its rows under given"))
@@ -147,7 +181,7 @@ def prepare(u: Universe, vid: ViewId, test: ViewTest) -> Prepared:
                                     f"unknown input {g.name!r}: neither {vid.name} nor a view it reads reads it"))
     ctes: list[str] = []
     for inp in inputs.values():
-        ctes.append(f"{inp.cte} AS ({_inline_table(u, vid, test, inp, out)})")
+        ctes.append(f"{inp.cte} AS ({_inline_table(u, vid, test, inp, out, flavor)})")
     for w in order:
         cols = list(u.views[w].columns)
         names = "(" + ", ".join(q(c.name) for c in cols) + ")" if cols else ""
@@ -168,7 +202,7 @@ def _columns_of(u: Universe, inp: _Input) -> list[Column] | None:
     return u.table_columns(inp.key)
 
 
-def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Prepared) -> str:
+def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Prepared, flavor: Flavor) -> str:
     path = test.path("given", inp.given.name)
     rows, issues = fixtures.read(inp.given, path, u.files[vid], u.reader)
     out.issues.extend(issues)
@@ -181,16 +215,7 @@ def _inline_table(u: Universe, vid: ViewId, test: ViewTest, inp: _Input, out: Pr
         return "SELECT 1"
     typed_rows = typed(rows, cols, out.issues)
     types = [coltypes.parse(c.type) for c in cols]
-    if not typed_rows:
-        nulls = ", ".join(f"{values.literal(None, t)} AS {q(c.name)}" for c, t in zip(cols, types, strict=True))
-        return f"SELECT {nulls} WHERE FALSE"
-    # Cells as plain literals, each column cast once to its type.
-    body = ",\n  ".join("(" + ", ".join(values.cell(v, t) for v, t in zip(r, types, strict=True)) + ")"
-                        for r in typed_rows)
-    casts = ", ".join(f"CAST(_c{i} AS {values.spark_type(t)}) AS {q(c.name)}"
-                      for i, (c, t) in enumerate(zip(cols, types, strict=True)))
-    raw = ", ".join(f"_c{i}" for i in range(len(cols)))
-    return f"SELECT /*+ COALESCE(1) */ {casts} FROM VALUES\n  {body}\n  AS t({raw})"
+    return flavor.inline(cols, types, typed_rows) if typed_rows else flavor.empty(cols, types)
 
 
 def typed(rows: list[Row], cols: list[Column], issues: list[Issue]) -> list[list[Any]]:

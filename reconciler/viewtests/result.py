@@ -10,6 +10,8 @@ from typing import Any
 from reconciler.core.model import ViewId
 from reconciler.viewtests.compare import Difference
 
+Rows = tuple[list[str], list[list[str]]]  # column names, rows of shown values
+
 
 class Status(StrEnum):
     PASSED = "passed"
@@ -29,6 +31,8 @@ class TestResult:
     error: str | None = None  # error: one line, located
     seconds: float = 0.0
     index: int = 0  # the test's position in its view's tests (not in the JSON: the location says it)
+    engine: str = "spark"  # the engine that ran it (reconciler.viewtests.engines)
+    rows: Rows | None = None  # what the engine returned, shown (not in the JSON: for representations_disagree)
 
     @property
     def where(self) -> str:
@@ -41,7 +45,7 @@ class TestResult:
         return self.difference.message if self.difference is not None else ""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"view": self.view.to_json(), "name": self.name,
+        out: dict[str, Any] = {"view": self.view.to_json(), "name": self.name, "engine": self.engine,
                                "location": {"file": self.file, "line": self.line},
                                "status": str(self.status), "seconds": round(self.seconds, 4)}
         if self.description:
@@ -58,6 +62,7 @@ class TestRun:
     results: list[TestResult] = field(default_factory=list)
     seconds: float = 0.0
     spark_start_seconds: float | None = None
+    start_seconds: dict[str, float] = field(default_factory=dict)  # engine -> how long it took to become ready
 
     def counts(self) -> dict[str, int]:
         out = {str(s): 0 for s in Status}
@@ -78,6 +83,9 @@ class TestRun:
             out.setdefault(r.view, []).append(r)
         return out
 
+    def engines(self) -> list[str]:
+        return list(dict.fromkeys(r.engine for r in self.results))
+
     def to_json(self) -> dict[str, Any]:
         return {"format_version": 1, "summary": self.counts(), "seconds": round(self.seconds, 3),
                 "tests": [r.to_json() for r in self.results]}
@@ -96,5 +104,6 @@ class TestRun:
                                   j.get("expected_count"), j.get("actual_count", 0))
             run.results.append(TestResult(ViewId(v["catalog"], v["schema"], v["name"]), t["name"],
                                           t["location"]["file"], t["location"]["line"], Status(t["status"]),
-                                          t.get("description"), diff, t.get("error"), t.get("seconds", 0.0)))
+                                          t.get("description"), diff, t.get("error"), t.get("seconds", 0.0),
+                                          engine=t.get("engine", "spark")))
         return run

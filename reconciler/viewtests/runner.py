@@ -27,7 +27,7 @@ from reconciler.source import yamlsrc
 from reconciler.source.declarations import Declarations
 from reconciler.source.expectations import ViewTest
 from reconciler.viewtests import build, compare, values
-from reconciler.viewtests.build import Prepared, Universe
+from reconciler.viewtests.build import Flavor, Prepared, Universe
 from reconciler.viewtests.fixtures import Issue
 from reconciler.viewtests.result import Status, TestResult, TestRun
 
@@ -62,9 +62,41 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def prepare_all(u: Universe, tests: list[tuple[ViewId, ViewTest]]) -> list[Prepared]:
+def prepare_all(u: Universe, tests: list[tuple[ViewId, ViewTest]], flavor: Flavor = build.SPARK) -> list[Prepared]:
     with _no_cycle_collection():
-        return [build.prepare(u, vid, t) for vid, t in tests]
+        return [build.prepare(u, vid, t, flavor) for vid, t in tests]
+
+
+def _type_of(f: dict[str, Any]) -> Type:
+    meta = f.get("metadata") or {}
+    try:
+        return coltypes.from_spark(meta.get("__CHAR_VARCHAR_TYPE_STRING") or f["type"])
+    except (coltypes.ColumnTypeError, KeyError, TypeError, AttributeError):
+        return Prim("string")  # a type fixtures cannot hold (interval...): compared as text
+
+
+def _spark_branch(i: int, sql: str) -> str:
+    return f"SELECT {i} AS {TAG}, monotonically_increasing_id() AS {POS}, * FROM (\n{sql}\n)"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the shared runner needs of one engine besides its SQL (`build.Flavor`): its name in
+    reports, how a test's query becomes one branch of its view's UNION ALL (columns TAG, POS,
+    then the view's), how its answers name their types, and its errors as one line."""
+
+    engine: str
+    branch: Callable[[int, str], str]
+    type_of: Callable[[dict[str, Any]], Type]
+    error: Callable[[dict[str, Any], Prepared, Declarations], str]
+    ordered_in_union: bool = True  # False: `ordered: true` tests run alone (the union loses their order)
+
+
+def _spark_profile_error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
+    return _spark_error(e, p, decl)
+
+
+SPARK = Profile("spark", _spark_branch, _type_of, _spark_profile_error)
 
 
 @dataclass
@@ -74,18 +106,19 @@ class _Query:
     members: list[Prepared]  # one, or the tests of a view sharing a job
 
 
-def _batched(prepared: list[Prepared]) -> list[_Query]:
+def _batched(prepared: list[Prepared], profile: Profile) -> list[_Query]:
     groups: dict[ViewId, list[Prepared]] = {}
     queries: list[_Query] = []
     for p in prepared:
+        if not profile.ordered_in_union and p.test.expect.ordered:
+            queries.append(_Query(f"q{len(queries)}", p.sql, [p]))
+            continue
         groups.setdefault(p.view, []).append(p)
     for members in groups.values():
         if len(members) == 1:
             queries.append(_Query(f"q{len(queries)}", members[0].sql, members))
             continue
-        union = "\nUNION ALL\n".join(
-            f"SELECT {i} AS {TAG}, monotonically_increasing_id() AS {POS}, * FROM (\n{m.sql}\n)"
-            for i, m in enumerate(members))
+        union = "\nUNION ALL\n".join(profile.branch(i, m.sql) for i, m in enumerate(members))
         queries.append(_Query(f"q{len(queries)}", union, members))
     return queries
 
@@ -100,30 +133,22 @@ def _execute(run_job: RunJob, queries: list[_Query]) -> dict[str, dict[str, Any]
     return answers
 
 
-def _type_of(f: dict[str, Any]) -> Type:
-    meta = f.get("metadata") or {}
-    try:
-        return coltypes.from_spark(meta.get("__CHAR_VARCHAR_TYPE_STRING") or f["type"])
-    except (coltypes.ColumnTypeError, KeyError, TypeError, AttributeError):
-        return Prim("string")  # a type fixtures cannot hold (interval...): compared as text
-
-
-def run(prepared: list[Prepared], run_job: RunJob, decl: Declarations) -> TestRun:
+def run(prepared: list[Prepared], run_job: RunJob, decl: Declarations, profile: Profile = SPARK) -> TestRun:
     """Every prepared test executed and compared. Never raises for a test's own problem."""
     with _no_cycle_collection():
-        return _run(prepared, run_job, decl)
+        return _run(prepared, run_job, decl, profile)
 
 
-def _run(prepared: list[Prepared], run_job: RunJob, decl: Declarations) -> TestRun:
+def _run(prepared: list[Prepared], run_job: RunJob, decl: Declarations, profile: Profile) -> TestRun:
     started = time.monotonic()
     results: dict[int, TestResult] = {}
     runnable = []
     for p in prepared:
         if p.issues:
-            results[id(p)] = _result(p, decl, Status.ERROR, error=str(problem(decl, p.view, p.issues[0])))
+            results[id(p)] = _result(p, decl, Status.ERROR, profile, error=str(problem(decl, p.view, p.issues[0])))
         else:
             runnable.append(p)
-    queries = _batched(runnable)
+    queries = _batched(runnable, profile)
     # Every result names its file:line, found by composing the view files (seconds for big
     # fixture files): done while Spark runs the queries, when this process only waits.
     locating = threading.Thread(target=_locate_all, args=(decl, prepared), name="viewsync-locate", daemon=True)
@@ -140,7 +165,7 @@ def _run(prepared: list[Prepared], run_job: RunJob, decl: Declarations) -> TestR
         if a is None or (len(q.members) > 1 and "error" in a):
             continue  # answered one by one in `retry`
         for i, p in enumerate(q.members):
-            results[id(p)] = _judge(p, a, i if len(q.members) > 1 else None, decl, spent / len(q.members))
+            results[id(p)] = _judge(p, a, i if len(q.members) > 1 else None, decl, spent / len(q.members), profile)
     return TestRun([results[id(p)] for p in prepared if id(p) in results], time.monotonic() - started)
 
 
@@ -149,9 +174,10 @@ def _locate_all(decl: Declarations, prepared: list[Prepared]) -> None:
         decl.locate(view, ())
 
 
-def _result(p: Prepared, decl: Declarations, status: Status, **kw: Any) -> TestResult:
+def _result(p: Prepared, decl: Declarations, status: Status, profile: Profile, **kw: Any) -> TestResult:
     file, line, _ = decl.locate(p.view, p.test.path("name"))
-    return TestResult(p.view, p.test.name, file, line, status, p.test.description, index=p.test.index, **kw)
+    return TestResult(p.view, p.test.name, file, line, status, p.test.description, index=p.test.index,
+                      engine=profile.engine, **kw)
 
 
 def _spark_error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
@@ -173,17 +199,23 @@ def _spark_error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
     return text
 
 
-def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarations, seconds: float) -> TestResult:
+def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarations, seconds: float,
+           profile: Profile) -> TestResult:
     if "error" in answer:
-        return _result(p, decl, Status.ERROR, seconds=seconds, error=_spark_error(answer["error"], p, decl))
+        return _result(p, decl, Status.ERROR, profile, seconds=seconds, error=profile.error(answer["error"], p, decl))
     fields = answer["schema"]
     rows = answer["rows"]
     if tag is not None:
         fields = fields[2:]
         rows = [r[2:] for r in sorted((r for r in rows if r[0] == tag), key=lambda r: r[1])]
     names = [f["name"] for f in fields]
-    types = [_type_of(f) for f in fields]
-    actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]
+    types = [profile.type_of(f) for f in fields]
+    try:
+        actual = [[values.coerce(v, t) for v, t in zip(r, types, strict=True)] for r in rows]
+    except ValueError as err:  # an answer viewsync cannot read is this test's error, not the run's
+        return _result(p, decl, Status.ERROR, profile, seconds=seconds,
+                       error=f"{profile.engine}'s answer cannot be compared: {err}")
+    returned = (names, [[values.show(v, t) for v, t in zip(r, types, strict=True)] for r in actual])
     expected = None
     if p.test.expect.count is None:
         issues: list[Issue] = []
@@ -194,6 +226,8 @@ def _judge(p: Prepared, answer: dict[str, Any], tag: int | None, decl: Declarati
             issues.append(Issue(p.test.path("expect", "columns"),
                                 f"unknown column {unknown[0]!r} (the view's columns: {', '.join(names)})"))
         if issues:
-            return _result(p, decl, Status.ERROR, seconds=seconds, error=str(problem(decl, p.view, issues[0])))
+            return _result(p, decl, Status.ERROR, profile, seconds=seconds,
+                           error=str(problem(decl, p.view, issues[0])))
     diff = compare.compare(p.test.expect, names, types, actual, expected)
-    return _result(p, decl, Status.PASSED if diff.passed else Status.FAILED, difference=diff, seconds=seconds)
+    return _result(p, decl, Status.PASSED if diff.passed else Status.FAILED, profile, difference=diff,
+                   seconds=seconds, rows=returned)

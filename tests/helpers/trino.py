@@ -157,8 +157,9 @@ def _ready(port: int) -> None:
 ICEBERG_CATALOG = "lake"
 
 
-def start(work: Path, metastore_uri: str, iceberg_uri: str) -> Iterator[Trino]:
-    """Start Trino with catalogs hive (on `metastore_uri`) and lake (Iceberg, on `iceberg_uri`); stop it after."""
+def start(work: Path, metastore_uri: str | None, iceberg_uri: str | None) -> Iterator[Trino]:
+    """Start Trino with catalogs hive (on `metastore_uri`) and lake (Iceberg, on `iceberg_uri`), each only
+    when given, and memory; stop it after. (benchmarks/view_tests.py starts one with memory alone.)"""
     exe = java()
     if exe is None:
         backend_unavailable("Trino needs Java 24 or later: set VIEWSYNC_TRINO_JAVA, or install one under /usr/lib/jvm")
@@ -179,17 +180,19 @@ def start(work: Path, metastore_uri: str, iceberg_uri: str) -> Iterator[Trino]:
     (etc / "log.properties").write_text("io.trino=WARN\n")
     # Hive: Hadoop's file system reads the metastore's file: locations (Trino's native local one
     # lists them back as local:/// and skips them, silently: no rows).
-    _properties(etc / "catalog" / "hive.properties", {
-        "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
-        "hive.non-managed-table-writes-enabled": "true"})
-    # The same metastore, with Trino's translation of Hive (and Spark) views on: what Trino makes
-    # of the views it did not write.
-    _properties(etc / "catalog" / "hive_views.properties", {
-        "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
-        "hive.hive-views.enabled": "true"})
-    _properties(etc / "catalog" / f"{ICEBERG_CATALOG}.properties", {
-        "connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": iceberg_uri,
-        "fs.native-local.enabled": "true", "local.location": "/"})
+    if metastore_uri is not None:
+        _properties(etc / "catalog" / "hive.properties", {
+            "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
+            "hive.non-managed-table-writes-enabled": "true"})
+        # The same metastore, with Trino's translation of Hive (and Spark) views on: what Trino makes
+        # of the views it did not write.
+        _properties(etc / "catalog" / "hive_views.properties", {
+            "connector.name": "hive", "hive.metastore.uri": metastore_uri, "fs.hadoop.enabled": "true",
+            "hive.hive-views.enabled": "true"})
+    if iceberg_uri is not None:
+        _properties(etc / "catalog" / f"{ICEBERG_CATALOG}.properties", {
+            "connector.name": "iceberg", "iceberg.catalog.type": "rest", "iceberg.rest-catalog.uri": iceberg_uri,
+            "fs.native-local.enabled": "true", "local.location": "/"})
     _properties(etc / "catalog" / "memory.properties", {"connector.name": "memory"})
     cmd = [exe, *JVM, f"-Djava.io.tmpdir={work / 'tmp'}", f"-Dconfig={etc / 'config.properties'}",
            f"-Dlog.levels-file={etc / 'log.properties'}", "-cp", f"{home / 'lib'}/*", "io.trino.server.TrinoServer"]

@@ -47,9 +47,9 @@ def test_the_samples_tests_pass_and_the_reports_are_what_ci_reads(sample_repo: P
     xml = JUnitXml.fromfile(str(out))
     failed = {(suite.name, case.name) for suite in xml for case in suite
               if any(isinstance(r, (Failure, Error)) for r in case.result)}
-    assert failed == {("local.sales.completed_orders", "keeps_only_completed_orders"),
-                      ("local.sales.daily_revenue", "sums_completed_orders_per_day"),
-                      ("local.analytics.customer_summary", "totals_per_customer_from_raw_orders")}
+    assert failed == {("local.sales.completed_orders [spark]", "keeps_only_completed_orders"),
+                      ("local.sales.daily_revenue [spark]", "sums_completed_orders_per_day"),
+                      ("local.analytics.customer_summary [spark]", "totals_per_customer_from_raw_orders")}
     assert xml.failures == 3 and xml.errors == 0
 
 
@@ -60,11 +60,11 @@ def test_a_changed_filter_fails_exactly_its_tests_and_those_computed_from_it(sam
     fails = [ln for ln in res.out.splitlines() if ln.startswith(("FAIL", "ERROR"))]
     assert len(fails) == 3, res.out
     # each at its file:line (the test's name), with the missing and the unexpected rows
-    assert any(re.match(r"FAIL  views/local/sales\.yaml:\d+: local\.sales\.completed_orders: "
+    assert any(re.match(r"FAIL  spark  views/local/sales\.yaml:\d+: local\.sales\.completed_orders: "
                         r"keeps_only_completed_orders: 1 unexpected row\(s\)", f) for f in fails), fails
     sales = (sample_repo / "views" / "local" / "sales.yaml").read_text().splitlines()
     line = next(i for i, t in enumerate(sales, 1) if "name: sums_completed_orders_per_day" in t)
-    assert any(f.startswith(f"FAIL  views/local/sales.yaml:{line}: local.sales.daily_revenue") for f in fails)
+    assert any(f.startswith(f"FAIL  spark  views/local/sales.yaml:{line}: local.sales.daily_revenue") for f in fails)
     assert "    2026-01-02  12.00    2" in res.out  # the produced row: the pending order counted
     assert "    2026-01-02  4.00     1" in res.out  # the expected one, missing
     # the middle view's logic is what changed: the raw-table test two levels down sees it

@@ -1,0 +1,54 @@
+"""The `engines:` section of viewsync.yaml: the engines a view's tests run on besides Spark
+(built in, configured by `spark:`). `trino` is the user's own Trino, reached over HTTP(S).
+
+Its password and token are secrets: they join `Config.secrets` whether written literally or
+taken from the environment, so no output shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+BUILT_IN = ("spark",)
+
+
+@dataclass(frozen=True)
+class TrinoSettings:
+    url: str  # http(s)://host:port of the coordinator
+    user: str = "viewsync"
+    password: str | None = None  # HTTP basic authentication (Trino accepts it over HTTPS only)
+    token: str | None = None  # a JWT, sent as a bearer token
+    verify: bool = True  # check the server's TLS certificate
+    timeout: float = 120.0  # seconds a request may take
+
+    def __repr__(self) -> str:  # never the credentials
+        return f"TrinoSettings(url={self.url!r}, user={self.user!r})"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    trino: TrinoSettings | None = None
+    extra: dict[str, dict[str, Any]] = field(default_factory=dict)  # another engine's own section
+
+    def configured(self) -> list[str]:
+        """Every engine tests may run on, in report order: spark first."""
+        return [*BUILT_IN, *(["trino"] if self.trino is not None else []), *self.extra]
+
+    def secrets(self) -> frozenset[str]:
+        t = self.trino
+        return frozenset(s for s in ((t.password, t.token) if t is not None else ()) if s)
+
+
+def parse(data: Any) -> EngineSettings:
+    """Settings from the (schema-validated, expanded) `engines:` mapping."""
+    if not data:
+        return EngineSettings()
+    trino = data.get("trino")
+    return EngineSettings(
+        trino=TrinoSettings(url=str(trino["url"]).rstrip("/"), user=str(trino.get("user", "viewsync")),
+                            password=trino.get("password"), token=trino.get("token"),
+                            verify=bool(trino.get("verify", True)), timeout=float(trino.get("timeout", 120.0)))
+        if trino else None,
+        extra={k: dict(v or {}) for k, v in data.items() if k not in ("trino", *BUILT_IN)},
+    )

@@ -1,0 +1,185 @@
+"""View tests on the real Trino (issue 41): a view's trino representation runs on the test's
+fixture rows as inline VALUES, next to its Spark one. Array indexing (Spark's `arr[i]` is
+0-based, Trino's 1-based): the right trino SQL passes on both engines; a wrong one fails on
+Trino and `plan --spark` reports `representations_disagree` with both engines' rows, and never
+writes the view. `test` on both engines writes nothing to any of Trino's catalogs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import jsonschema
+import pytest
+import xmlschema
+import yaml
+from junitparser import Failure, JUnitXml
+
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import ROOT
+from tests.helpers.repos import managed_config, write_repo
+from tests.helpers.trino import Trino
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark_verifier")]
+
+SOURCES = {"catalog": "local", "schema": "s", "tables": [{"name": "raw", "columns": [
+    {"name": "id", "type": "int"}, {"name": "tags", "type": "array<string>"},
+    {"name": "amount", "type": "decimal(10,2)"}, {"name": "at", "type": "timestamp"}]}]}
+ROWS = [{"id": 1, "tags": ["a", "b", "c"], "amount": "1.50", "at": "2026-01-01 10:00:00"},
+        {"id": 2, "tags": ["x", "y"], "amount": None, "at": None}]
+EXPECTED = [{"id": 1, "second": "b", "amount": "1.50"}, {"id": 2, "second": "y", "amount": None}]
+
+
+def _repo(tmp_path: Path, trino: Trino, trino_sql: str, extra: dict[str, object] | None = None) -> Path:
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}",
+                                                                 "user": "viewsync"}}}
+    view = {"name": "second_tag", "representations": [
+        {"dialect": "spark", "sql": "SELECT id, tags[1] AS second, amount FROM raw"},
+        {"dialect": "trino", "sql": trino_sql}],
+        "tests": [{"name": "the_second_tag", "given": {"raw": {"rows": ROWS}}, "expect": {"rows": EXPECTED}}]}
+    return write_repo(tmp_path / "repo", {**config, **(extra or {})}, {
+        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
+        "sources/local/s.yaml": SOURCES})
+
+
+def test_a_right_trino_representation_passes_on_both_engines_in_every_report(tmp_path: Path, trino: Trino) -> None:
+    repo = _repo(tmp_path, trino, "SELECT id, tags[2] AS second, amount FROM raw")
+    res = run_cli(repo, "test", "--format", "json")
+    assert res.code == 0, res.text
+    report = json.loads(res.out)
+    jsonschema.validate(report, json.loads((ROOT / "schemas" / "tests.schema.json").read_text()))
+    assert [(t["engine"], t["status"]) for t in report["tests"]] == [("spark", "passed"), ("trino", "passed")]
+    only = json.loads(run_cli(repo, "test", "--engine", "trino", "--format", "json").out)
+    assert [t["engine"] for t in only["tests"]] == ["trino"]
+
+
+def test_a_wrong_trino_representation_fails_on_trino_named_and_located(tmp_path: Path, trino: Trino) -> None:
+    """Copied unchanged, `tags[1]` is the first tag on Trino: other rows than the test expects."""
+    repo = _repo(tmp_path, trino, "SELECT id, tags[1] AS second, amount FROM raw")
+    res = run_cli(repo, "test")
+    assert res.code == 1
+    line = next(i for i, t in enumerate((repo / "views/local/s.yaml").read_text().splitlines(), 1)
+                if "name: the_second_tag" in t)
+    fails = [ln for ln in res.out.splitlines() if ln.startswith(("FAIL", "ERROR"))]
+    assert fails == [f"FAIL  trino  views/local/s.yaml:{line}: local.s.second_tag: the_second_tag: "
+                     "2 expected row(s) missing, 2 unexpected row(s)"], res.out
+    assert "    1   a       1.50" in res.out and "    1   b       1.50" in res.out
+    md = run_cli(repo, "test", "--format", "markdown").out
+    assert "| ❌ | trino | `local.s.second_tag` | `the_second_tag` |" in md
+    assert "| ✅ | spark | `local.s.second_tag` | `the_second_tag` | passed |" in md
+    out = tmp_path / "junit.xml"
+    run_cli(repo, "test", "--format", "junit", "--out", str(out))
+    xmlschema.XMLSchema(str(ROOT / "tests" / "fixtures" / "junit.xsd")).validate(str(out))
+    failed = [(s.name, c.name) for s in JUnitXml.fromfile(str(out)) for c in s
+              if any(isinstance(r, Failure) for r in c.result)]
+    assert failed == [("local.s.second_tag [trino]", "the_second_tag")]
+
+
+def _plan(repo: Path) -> dict[str, object]:
+    res = run_cli(repo, "plan", "--spark", "--format", "json")
+    assert res.code == 1, res.text
+    plan = json.loads(res.out)
+    jsonschema.validate(plan, json.loads((ROOT / "schemas" / "plan.schema.json").read_text()))
+    return plan
+
+
+def test_plan_reports_representations_disagree_with_both_row_sets_and_never_writes(tmp_path: Path,
+                                                                                   trino: Trino) -> None:
+    repo = _repo(tmp_path, trino, "SELECT id, tags[1] AS second, amount FROM raw")
+    plan = _plan(repo)
+    errors = {e["code"]: e for e in plan["errors"]}  # type: ignore[union-attr]
+    disagree = errors["representations_disagree"]["message"]
+    assert "spark returned 2 row(s) (id, second, amount): (1, b, 1.50), (2, y, NULL)" in disagree
+    assert "trino returned 2 row(s) (id, second, amount): (1, a, 1.50), (2, x, NULL)" in disagree
+    assert plan["engines"] == [{"view": {"catalog": "local", "schema": "s", "name": "second_tag"},  # type: ignore
+                                "spark": "passed", "trino": "failed", "flink": "no representation"}]
+    text = run_cli(repo, "plan", "--spark").out
+    assert "  local.s.second_tag  passed  failed  no representation" in text, text
+    assert "[representations_disagree] views/local/s.yaml:" in text
+    md = run_cli(repo, "plan", "--spark", "--format", "markdown").out
+    assert "| `local.s.second_tag` | ✅ passed | ❌ failed | no representation |" in md
+    saved = tmp_path / "plan.json"
+    assert run_cli(repo, "plan", "--spark", "--out", str(saved)).code == 1
+    assert run_cli(repo, "apply", str(saved), "--auto-approve").code != 0
+    refused = run_cli(repo, "apply", "--spark", "--auto-approve")
+    assert refused.code != 0 and "representations_disagree" in refused.text
+    with sqlite3.connect(tmp_path / "c.db") as db:  # the managed catalog's store: nothing written
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        views = [r for n in names for r in db.execute(f"SELECT * FROM {n}") if "second_tag" in repr(r)]
+    assert views == []
+
+
+def test_trino_refusing_index_zero_is_a_disagreement_with_its_error(tmp_path: Path, trino: Trino) -> None:
+    """`tags[0]` on Trino raises (its arrays start at 1) instead of returning rows: the test is an
+    error on Trino, and the plan says the two representations disagree: Spark's rows, Trino's error."""
+    repo = _repo(tmp_path, trino, "SELECT id, tags[0] AS second, amount FROM raw")
+    res = run_cli(repo, "test", "--format", "json")
+    by_engine = {t["engine"]: t for t in json.loads(res.out)["tests"]}
+    assert by_engine["spark"]["status"] == "passed"
+    assert by_engine["trino"]["status"] == "error"
+    assert "Trino: [INVALID_FUNCTION_ARGUMENT]" in by_engine["trino"]["error"], by_engine["trino"]
+    message = {e["code"]: e for e in _plan(repo)["errors"]}["representations_disagree"]["message"]  # type: ignore
+    assert "spark returned 2 row(s)" in message and "trino raised: Trino: [INVALID_FUNCTION_ARGUMENT]" in message
+
+
+def _trino_objects(trino: Trino) -> list[tuple[str, ...]]:
+    """Every catalog, schema and table (and view) Trino lists."""
+    out: list[tuple[str, ...]] = []
+    for [catalog] in trino.rows("SHOW CATALOGS"):
+        if catalog == "system":
+            continue
+        for [schema] in trino.rows(f'SHOW SCHEMAS FROM "{catalog}"'):
+            if schema == "information_schema":
+                continue
+            out += [(catalog, schema, t) for [t] in trino.rows(f'SHOW TABLES FROM "{catalog}"."{schema}"')]
+            out.append((catalog, schema))
+        out.append((catalog,))
+    return sorted(out)
+
+
+def test_testing_on_both_engines_writes_nothing_to_trinos_catalogs(tmp_path: Path, trino: Trino) -> None:
+    repo = _repo(tmp_path, trino, "SELECT id, tags[2] AS second, amount FROM raw")
+    before = _trino_objects(trino)
+    assert run_cli(repo, "test", "--engine", "all").code == 0
+    assert _trino_objects(trino) == before
+    assert ("hive",) in before and ("memory",) in before
+
+
+def test_an_engine_not_configured_is_a_clear_error(tmp_path: Path, trino: Trino) -> None:
+    repo = write_repo(tmp_path / "plain", managed_config(tmp_path), {
+        "views/local/s.yaml": yaml.safe_dump({"catalog": "local", "schema": "s", "views": []})})
+    res = run_cli(repo, "test", "--engine", "trino")
+    assert res.code != 0 and "engine 'trino' is not configured" in res.text
+
+
+FLAT = [{"name": n, "type": t} for n, t in (
+    ("id", "int"), ("amount", "decimal(10,2)"), ("ratio", "double"), ("f", "float"), ("ok", "boolean"),
+    ("day", "date"), ("at", "timestamp"), ("at_z", "timestamp_ltz"), ("code", "char(3)"), ("bin", "binary"),
+    ("name", "string"), ("big", "bigint"))]
+FLAT_ROWS = [
+    {"id": 1, "amount": "12345678.90", "ratio": "NaN", "f": 0.1, "ok": True, "day": "2026-02-28",
+     "at": "2026-01-01 10:00:00.123456", "at_z": "2026-07-01 23:30:00-07:00", "code": "a", "bin": "hi",
+     "name": "it's \"quoted\" \\ ünï", "big": -9223372036854775808},
+    {"id": 2, "ratio": "-Infinity", "ok": False, "day": "0001-01-01", "at": "9999-12-31 23:59:59",
+     "name": "", "big": 9223372036854775807},
+    {"id": 3},
+]
+
+
+def test_every_flat_type_reaches_trino_exactly_as_spark_reads_it(tmp_path: Path, trino: Trino) -> None:
+    """Flat inputs travel to Trino as one JSON literal per input, cast per column: each value
+    arrives exactly (decimals, 32-bit floats, NaN, microseconds, instants, padded CHAR, bytes)."""
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}"}}}
+    view = {"name": "flat_copy", "representations": [{"dialect": "spark", "sql": "SELECT * FROM flat"},
+                                                     {"dialect": "trino", "sql": "SELECT * FROM flat"}],
+            "tests": [{"name": "as_given", "given": {"flat": {"rows": FLAT_ROWS}}, "expect": {"rows": FLAT_ROWS}},
+                      {"name": "none_given", "given": {"flat": {"rows": []}}, "expect": {"empty": True}}]}
+    repo = write_repo(tmp_path / "repo", config, {
+        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
+        "sources/local/s.yaml": {"catalog": "local", "schema": "s", "tables": [{"name": "flat", "columns": FLAT}]}})
+    res = run_cli(repo, "test", "--format", "json")
+    got = [(t["engine"], t["name"], t["status"], t.get("error") or t.get("difference"))
+           for t in json.loads(res.out)["tests"]]
+    assert got == [("spark", "as_given", "passed", None), ("spark", "none_given", "passed", None),
+                   ("trino", "as_given", "passed", None), ("trino", "none_given", "passed", None)], res.text
