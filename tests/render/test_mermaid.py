@@ -23,9 +23,10 @@ def test_a_retyped_column_is_breaking_and_its_edges_reach_the_readers_columns(sa
     sales = sample_repo / "views" / "local" / "sales.yaml"
     text = sales.read_text(encoding="utf-8")
     sales.write_text(text.replace("SELECT order_id, customer_id, amount, ordered_at",
-                                  "SELECT order_id, customer_id, CAST(amount AS DOUBLE) AS amount, ordered_at")
+                                  "SELECT order_id, customer_id, CAST(amount AS DOUBLE) AS amount, ordered_at", 1)
                      .replace("{name: amount, type: \"decimal(18,2)\"}", "{name: amount, type: double}"),
                      encoding="utf-8")
+    assert run_cli(sample_repo, "generate", "--dialect", "trino").code == 0  # its trino SQL follows the spark SQL
     plan = _plan_json(sample_repo)
     update = next(a for a in plan["actions"] if a["view"]["name"] == "completed_orders")
     assert update["kind"]["category"] == "breaking"
