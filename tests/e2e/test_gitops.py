@@ -101,7 +101,7 @@ def test_pull_request_plan_then_merge_and_apply(git_repo: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     md = (git_repo / "plan.md").read_text()
     assert md.startswith("<!-- viewsync-plan -->")
-    assert "**changed** `local.sales.refunds` (representations.spark.sql)" in md
+    assert "**changed** `local.sales.refunds` (representations.spark.sql, representations.trino.sql)" in md
     assert "**removed** `local.analytics.customer_tags`" in md
     assert "#### Spark verification" in md and "0 with errors" in md  # the workflow plans with --spark
     assert "<code>~ update</code> <b>local.sales.refunds</b>" in md and "+SELECT order_id" in md.replace(

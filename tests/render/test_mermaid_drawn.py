@@ -59,6 +59,7 @@ def test_the_sample_pr_comment_graph_is_drawn_with_a_node_for_every_changed_view
     assert run_cli(sample_repo, "apply", "--auto-approve").code == 0
     sales.write_text(original.replace("WHERE status = 'completed'", "WHERE status <> 'cancelled'", 1)
                      .replace("GROUP BY order_id", "GROUP BY order_id  -- one row per order"), encoding="utf-8")
+    assert run_cli(sample_repo, "generate", "--dialect", "trino", "--force").code == 0  # trino SQL follows spark's
 
     result = run_cli(sample_repo, "plan", "--format", "markdown")
     assert result.code == 0, result.text
