@@ -33,10 +33,7 @@ def lineage(ws: Workspace, view: ViewId, ref: str | None = None) -> Lineage:
     """
     from reconciler.events.commands import declared_lineage
 
-    decl = ws.declarations_at(ref)
-    if view not in decl.views:
-        raise UserError(f"{view}: not declared")
-    return declared_lineage(decl.views, view)
+    return declared_lineage(_declared(ws, view, ref).views, view)
 
 
 def graph(ws: Workspace, view: ViewId, ref: str | None = None) -> LineageGraph:
@@ -57,10 +54,15 @@ def graph(ws: Workspace, view: ViewId, ref: str | None = None) -> LineageGraph:
     """
     from reconciler.render.lineage_graph import view_graph
 
+    return view_graph(view, _declared(ws, view, ref).views)
+
+
+def _declared(ws: Workspace, view: ViewId, ref: str | None) -> Declarations:
+    """The declarations at `ref`, which must declare `view`."""
     decl = ws.declarations_at(ref)
     if view not in decl.views:
         raise UserError(f"{view}: not declared")
-    return view_graph(view, decl.views)
+    return decl
 
 
 def plan_graph(ws: Workspace, plan: Plan, decl: Declarations) -> LineageGraph:
