@@ -46,6 +46,7 @@ def pr(sample_repo: Path, spark_verifier: None) -> Path:
     git(repo, "checkout", "-q", "-b", "pr")
     edit(repo, "views/local/sales.yaml", "WHERE status = 'completed'\n      - dialect: trino",
          "WHERE status IN ('completed', 'shipped')\n      - dialect: trino")
+    assert run_cli(repo, "generate", "--dialect", "trino").code == 0  # its trino SQL follows the spark SQL
     git(repo, "commit", "-qam", "completed_orders: shipped orders count too")
     return repo
 
@@ -73,7 +74,7 @@ def test_one_run_writes_the_comment_junit_and_json_and_starts_spark_at_most_twic
 
     md = (pr / "comment.md").read_text()
     assert md.startswith("<!-- viewsync-plan -->")
-    assert "**changed** `local.sales.completed_orders` (representations.spark.sql)" in md
+    assert "**changed** `local.sales.completed_orders` (representations.spark.sql, representations.trino.sql)" in md
     assert "#### Spark verification" in md and "0 with errors" in md
     assert "View tests: 6 passed, 0 failed" in md  # the plan's: the changed view and its readers
     assert "All view tests: 8 passed, 0 failed" in md  # every test, the same run

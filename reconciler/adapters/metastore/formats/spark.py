@@ -86,7 +86,10 @@ def _spark_type(text: str) -> tuple[Any, str | None]:
 def _field(col: Column) -> dict[str, Any]:
     spark_type, char_type = _spark_type(col.type)
     if not isinstance(spark_type, str):  # the cached dict is never handed out
-        spark_type = copy.deepcopy(spark_type)
+        try:
+            spark_type = copy.deepcopy(spark_type)
+        except RecursionError:  # too deep to copy: a fresh one, whose JSON then fails as one plan error
+            spark_type = _spark_type.__wrapped__(col.type)[0]
     metadata: dict[str, str] = {}
     if char_type is not None:
         metadata["__CHAR_VARCHAR_TYPE_STRING"] = char_type
