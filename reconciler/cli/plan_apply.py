@@ -115,18 +115,9 @@ def revert(
     s = session(ctx)
     request = revert_service.RevertRequest(view_id(view), to, apply_now, actor, lock_timeout, allow_breaking)
     outcome = revert_service.revert(s.open(), request, _apply_ui(s, auto_approve))
-    if outcome.unchanged:
-        s.out(f"{outcome.view} is declared as {outcome.version} already: nothing to write.\n")
-    elif outcome.file is not None:
-        s.out(f"Wrote {outcome.version} of {outcome.view} into {outcome.file}: commit it and open a pull request.\n")
-    elif outcome.applied is not None and outcome.ok and outcome.applied.run is not None:
-        s.out(f"Reverted {outcome.view} to {outcome.version} in its catalog. Until Git declares it, `viewsync drift` "
-              f"reports it as reverted out of band: run `viewsync revert {outcome.view} --to "
-              f"{request.to}` without --apply and commit the change.\n")
-    elif outcome.applied is not None and outcome.applied.status.value == "cancelled":
-        s.out("Revert cancelled.\n")
-    elif outcome.plan is not None and outcome.plan.errors:
-        s.err("Revert refused: nothing was written.\n")
+    s.out(s.render("revert", "text", outcome))
+    if refused := s.render("revert refused", "text", outcome):
+        s.err(refused)
     exit_if(not outcome.ok)
 
 

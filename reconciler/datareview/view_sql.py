@@ -6,7 +6,6 @@ neither imports the other for it."""
 from __future__ import annotations
 
 from reconciler.core.model import ViewId, ViewSpec
-from reconciler.core.sql import sqlglot_dialect
 
 # the dialects Spark evaluates as its own (jdbc: the database's own dialect instead)
 SPARK_DIALECTS = ("spark", "databricks", "hive")
@@ -17,18 +16,21 @@ class NotReadable(Exception):
 
 
 def sql_in(spec: ViewSpec, vid: ViewId, dialect: str) -> tuple[str, str | None]:
-    """The view's SQL in `dialect`: its own representation, else one transpiled by sqlglot (said)."""
+    """The view's SQL in `dialect`: its own representation, else one generated the way `viewsync
+    generate` does it (plan.generation), with a note saying so."""
     wanted = SPARK_DIALECTS if dialect == "spark" else (dialect,)
     for d in wanted:
         sql = spec.sql_for(d)
         if sql is not None:
             return sql, None
-    rep = spec.representations[0]
-    import sqlglot  # only when a representation is missing: sqlglot is slow to import
+    from reconciler.plan import generation  # only when a representation is missing: sqlglot is slow to import
 
+    source = generation.source_dialect(spec, dialect)
+    if source is None:
+        raise NotReadable(f"{vid}: no {dialect} SQL, and no representation sqlglot can generate it from")
     try:
-        out = sqlglot.transpile(rep.sql, read=sqlglot_dialect(rep.dialect), write=sqlglot_dialect(dialect))[0]
-    except sqlglot.errors.SqlglotError as exc:
-        raise NotReadable(f"{vid}: no {dialect} SQL, and its {rep.dialect} SQL does not transpile: "
-                          f"{str(exc).splitlines()[0]}") from None
-    return out, f"{vid}: {dialect} SQL generated from its {rep.dialect} representation by sqlglot"
+        made = generation.transpile(spec.sql_for(source) or "", source, dialect)
+    except generation.GenerationGap as gap:
+        raise NotReadable(f"{vid}: no {dialect} SQL, and its {source} SQL does not transpile: {gap}") from None
+    copied = f" (functions copied as written: {', '.join(made.untranslated)})" if made.untranslated else ""
+    return made.sql, f"{vid}: {dialect} SQL generated from its {source} representation by sqlglot{copied}"

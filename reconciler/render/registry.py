@@ -47,6 +47,8 @@ RENDERERS: dict[str, dict[str, Renderer]] = {
     "impact": _kind("reconciler.render.impact", text="text", markdown="markdown", json="as_json"),
     "test": _kind("reconciler.viewtests.render", {"text": "verbose"}, text="text", markdown="markdown",
                   json="as_json", junit="junit", summary="summary"),
+    "revert": _kind("reconciler.render.revert", text="text"),
+    "revert refused": _kind("reconciler.render.revert", text="refused"),
     "generate": {"text": lambda r, g: _fn("reconciler.plan.generation:report_text")(r),
                  "json": lambda r, g: _json(r.to_json())},
     "diff": _kind("reconciler.datareview.render", text="diff_text", markdown="diff_markdown", json="as_json"),

@@ -47,6 +47,7 @@ class RevertOutcome:
     file: str | None = None  # the view file written (without --apply)
     applied: ApplyOutcome | None = None  # with --apply
     unchanged: bool = False  # the declaration already is that version: nothing written
+    asked: str = ""  # the version as `--to` gave it
 
     @property
     def ok(self) -> bool:
@@ -89,13 +90,13 @@ def revert(ws: Workspace, request: RevertRequest, ui: ApplyUI) -> RevertOutcome:
         return _apply_now(ws, request, label, target, ui)
     current = decl.views[view]
     if target.digest() == current.digest():
-        return RevertOutcome(view, label, None, unchanged=True)
+        return RevertOutcome(view, label, None, unchanged=True, asked=request.to)
     plan = _plan(ws, dataclasses.replace(decl, views={**decl.views, view: target}), view, request.allow_breaking)
     ui.show_plan(plan)
     if plan.errors:
-        return RevertOutcome(view, label, plan)
+        return RevertOutcome(view, label, plan, asked=request.to)
     rel = _write(ws, decl.where[view], decl.texts, view, current, target)
-    return RevertOutcome(view, label, plan, file=rel)
+    return RevertOutcome(view, label, plan, file=rel, asked=request.to)
 
 
 def _parse_to(text: str) -> tuple[bool, int]:
@@ -176,4 +177,4 @@ def _apply_now(ws: Workspace, request: RevertRequest, label: str, target: ViewSp
         scope=Scope((view.catalog,), (str(view),)), actor=request.actor, allow_dirty=True,
         lock_timeout=request.lock_timeout, spark=True, allow_breaking=request.allow_breaking, kind=KIND,
         replace={view: target}), ui)
-    return RevertOutcome(view, label, outcome.plan, applied=outcome)
+    return RevertOutcome(view, label, outcome.plan, applied=outcome, asked=request.to)

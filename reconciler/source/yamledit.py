@@ -8,6 +8,7 @@ or inserts whole lines, and edits are applied from the end of the text so earlie
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import yaml
 from reconciler.core.errors import UserError
 from reconciler.source import yamlsrc
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _RESERVED = ("true", "false", "null", "yes", "no", "on", "off")
 
 
@@ -55,16 +56,29 @@ def insert_lines(text: str, line: int, block: Sequence[str]) -> Edit:
 
 
 def scalar(value: str) -> str:
-    """`value` as a plain scalar when that reads back as the same string, else double-quoted."""
+    """`value` as a plain scalar when that reads back as the same string, else double-quoted
+    (JSON's escapes are YAML's, so a line break or control character survives)."""
     plain = _PLAIN.match(value) and value.lower() not in _RESERVED
-    return value if plain else '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value if plain else json.dumps(value, ensure_ascii=False)
+
+
+def flow_map(pairs: Mapping[str, str | None]) -> str:
+    """`{k: v, ...}` on one line, the None values left out."""
+    return "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in pairs.items() if v is not None) + "}"
+
+
+def literal(value: str, indent: int) -> list[str] | None:
+    """`value` exactly, as a literal block scalar: the `|` header, then its lines at `indent`
+    spaces. None when a block cannot hold it (a leading space, a control character)."""
+    if value[:1].isspace() or any(not c.isprintable() and c != "\t" for c in value.replace("\n", "")):
+        return None
+    return ["|"] + [" " * indent + line if line else "" for line in value.split("\n")]
 
 
 def block_scalar(value: str, indent: int) -> list[str]:
-    """`value` as a literal block scalar: the `|` header, then its lines at `indent` spaces."""
-    lines = value.strip().split("\n")  # stripped: no first line starts with a space (no indent indicator)
-    pad = " " * indent
-    return ["|"] + [pad + ln.rstrip() if ln.strip() else "" for ln in lines]
+    """`value` tidied (outer blank space and trailing spaces dropped) as a literal block scalar."""
+    tidy = "\n".join(line.rstrip() for line in value.strip().split("\n"))
+    return literal(tidy, indent) or [scalar(tidy)]
 
 
 def views_node(root: yaml.Node | None, file: str) -> yaml.SequenceNode:

@@ -7,7 +7,6 @@ order, quoting and layout: a `columns:` block goes right after the view's `name:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,41 +54,25 @@ SPEC_FIELDS = ("comment", "columns", "representations", "default_catalog", "defa
                "owner", "properties")
 
 
-def _text(value: str, flow: bool = False) -> str:
-    """One YAML scalar on one line: plain when YAML reads it back as the same string, else
-    double-quoted (JSON's escapes are YAML's)."""
-    dumped = yaml.safe_dump(value, width=2**30, allow_unicode=True)
-    plain = dumped.removesuffix("\n...\n").removesuffix("\n")
-    if "\n" in plain or plain.startswith(("'", '"')) or (flow and any(c in plain for c in ",[]{}#")):
-        return json.dumps(value, ensure_ascii=False)
-    return plain
-
-
-def _flow_map(pairs: Mapping[str, str | None]) -> str:
-    return "{" + ", ".join(f"{_text(k, True)}: {_text(v, True)}" for k, v in pairs.items() if v is not None) + "}"
-
-
-def _literal(sql: str, indent: int) -> str:
-    """A `|` block at `indent`, or a quoted scalar when the SQL holds what a block cannot."""
-    if any((not c.isprintable() and c != "\t") for c in sql.replace("\n", "")) or sql[:1].isspace():
-        return json.dumps(sql, ensure_ascii=False)
-    pad = " " * indent
-    return "|\n" + "\n".join(pad + line if line else "" for line in sql.split("\n"))
+def _block_or_quoted(sql: str, indent: int) -> str:
+    """The SQL exactly: a `|` block at `indent`, or a quoted scalar when a block cannot hold it."""
+    lines = yamledit.literal(sql, indent)
+    return "\n".join(lines) if lines else yamledit.scalar(sql)
 
 
 def _rendered(field: str, value: Any, indent: int) -> str:
     """`field`'s value as the text after its key (from the colon on), its block at `indent`."""
     pad = " " * indent
     if field == "columns":
-        return ":\n" + "\n".join(f"{pad}  - {_flow_map(c)}" for c in value)
+        return ":\n" + "\n".join(f"{pad}  - {yamledit.flow_map(c)}" for c in value)
     if field == "representations":
-        return ":\n" + "\n".join(f"{pad}  - dialect: {_text(r['dialect'])}\n{pad}    sql: "
-                                 f"{_literal(r['sql'], indent + 6)}" for r in value)
+        return ":\n" + "\n".join(f"{pad}  - dialect: {yamledit.scalar(r['dialect'])}\n{pad}    sql: "
+                                 f"{_block_or_quoted(r['sql'], indent + 6)}" for r in value)
     if field == "default_namespace":
-        return ": [" + ", ".join(_text(p, True) for p in value) + "]"
+        return ": [" + ", ".join(yamledit.scalar(p) for p in value) + "]"
     if field == "properties":
-        return ": " + _flow_map(value)
-    return ": " + _text(value)
+        return ": " + yamledit.flow_map(value)
+    return ": " + yamledit.scalar(value)
 
 
 def _is_default(field: str, value: Any, namespace: list[str]) -> bool:
@@ -133,7 +116,7 @@ def write_spec(text: str, index: int, namespace: list[str], current: Mapping[str
     entries = {str(k.value): (k, v) for k, v in view.value}
     first_key = view.value[0][0]
     indent = first_key.start_mark.column
-    edits: list[tuple[int, int, str]] = []
+    edits: list[yamledit.Edit] = []
     inserts: list[str] = []
     for field in SPEC_FIELDS:
         want = target[field]
@@ -150,18 +133,16 @@ def write_spec(text: str, index: int, namespace: list[str], current: Mapping[str
                 raise UserError(f"{file}:{key.start_mark.line + 1}: views[{index}].{field}: cannot remove the "
                                 "first field of a view; put `name` first")
             start, end = _line_span(body, key.start_mark.index, _content_end(value, body))
-            edits.append((start, end, ""))
+            edits.append(yamledit.Edit(start, end, ""))
         elif field == "representations" and _same_dialects(value, current[field], want):
             edits += _sql_edits(value, current[field], want, body)
         else:
-            edits.append((key.end_mark.index, _content_end(value, body), _rendered(field, want, indent)))
+            edits.append(yamledit.Edit(key.end_mark.index, _content_end(value, body), _rendered(field, want, indent)))
     if inserts:
         name_value = entries["name"][1]
         _, at = _line_span(body, name_value.start_mark.index, _content_end(name_value, body))
-        edits.append((at, at, "\n".join(inserts) + "\n"))
-    for start, end, new in sorted(edits, reverse=True):
-        body = body[:start] + new + body[end:]
-    return bom + body
+        edits.append(yamledit.Edit(at, at, "\n".join(inserts) + "\n"))
+    return bom + yamledit.apply(body, edits)
 
 
 def _same_dialects(node: yaml.Node, current: list[dict[str, str]], want: list[dict[str, str]]) -> bool:
@@ -174,7 +155,7 @@ def _same_dialects(node: yaml.Node, current: list[dict[str, str]], want: list[di
 
 
 def _sql_edits(node: yaml.SequenceNode, current: list[dict[str, str]], want: list[dict[str, str]],
-               text: str) -> list[tuple[int, int, str]]:
+               text: str) -> list[yamledit.Edit]:
     before = {r["dialect"]: r["sql"] for r in current}
     after = {r["dialect"]: r["sql"] for r in want}
     edits = []
@@ -184,6 +165,6 @@ def _sql_edits(node: yaml.SequenceNode, current: list[dict[str, str]], want: lis
         if dialect not in after or before.get(dialect) == after[dialect]:
             continue
         key, value = fields["sql"]
-        edits.append((key.end_mark.index, _content_end(value, text),
-                      ": " + _literal(after[dialect], key.start_mark.column + 2)))
+        edits.append(yamledit.Edit(key.end_mark.index, _content_end(value, text),
+                                   ": " + _block_or_quoted(after[dialect], key.start_mark.column + 2)))
     return edits
