@@ -8,8 +8,9 @@ import json
 import jsonschema
 
 from reconciler.core.model import ViewId
-from reconciler.services.viewtests import tests_event_data
-from reconciler.viewtests.result import Status, TestResult, TestRun
+from reconciler.services import viewtests as service
+from reconciler.viewtests import result
+from reconciler.viewtests.result import Status
 from tests.helpers.paths import ROOT
 
 
@@ -20,14 +21,14 @@ def _schema() -> dict[str, object]:
 
 def test_the_event_counts_tests_per_engine_and_names_each_tests_engine() -> None:
     view = ViewId("local", "sales", "completed_orders")
-    run = TestRun([
-        TestResult(view, "keeps_completed", "views/local/sales.yaml", 12, Status.PASSED, engine="spark"),
-        TestResult(view, "keeps_completed", "views/local/sales.yaml", 12, Status.FAILED, engine="trino"),
-        TestResult(view, "empty", "views/local/sales.yaml", 20, Status.PASSED, engine="spark"),
-        TestResult(view, "empty", "views/local/sales.yaml", 20, Status.ERROR, error="Trino: [X] boom",
+    run = result.TestRun([
+        result.TestResult(view, "keeps_completed", "views/local/sales.yaml", 12, Status.PASSED, engine="spark"),
+        result.TestResult(view, "keeps_completed", "views/local/sales.yaml", 12, Status.FAILED, engine="trino"),
+        result.TestResult(view, "empty", "views/local/sales.yaml", 20, Status.PASSED, engine="spark"),
+        result.TestResult(view, "empty", "views/local/sales.yaml", 20, Status.ERROR, error="Trino: [X] boom",
                    engine="trino"),
     ], seconds=1.5)
-    data = tests_event_data(run, {"commit": "abc"})
+    data = service.tests_event_data(run, {"commit": "abc"})
     jsonschema.validate(data, _schema())
     assert data["summary"] == {"tests": 4, "passed": 2, "failed": 1, "error": 1}
     assert data["engines"] == {"spark": {"tests": 2, "passed": 2, "failed": 0, "error": 0},
@@ -39,7 +40,8 @@ def test_the_event_counts_tests_per_engine_and_names_each_tests_engine() -> None
 
 
 def test_the_schema_rejects_an_event_without_its_engines() -> None:
-    data = tests_event_data(TestRun([TestResult(ViewId("c", "s", "v"), "t", "f.yaml", 1, Status.PASSED)]), None)
+    one = result.TestResult(ViewId("c", "s", "v"), "t", "f.yaml", 1, Status.PASSED)
+    data = service.tests_event_data(result.TestRun([one]), None)
     jsonschema.validate(data, _schema())
     del data["engines"]
     try:
