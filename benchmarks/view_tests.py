@@ -24,8 +24,8 @@ checks correctness: every test must pass. Then it measures, each in a fresh Pyth
 `--engine trino` also runs the same tests on Trino, in the same run after Spark's: each view gets a
 trino representation (its Spark SQL transpiled by sqlglot), a Trino 476 with only its memory catalog
 is started (tests/helpers/trino.py: the pinned server, Java 24+), and `viewsync test --engine trino`
-runs in a fresh process. Reported: Trino's start, the run, their sum against Spark's cold and warm
-wall (target: at most 1.5x Spark).
+runs in a fresh process, each run right after a warm Spark run (interleaved). Reported: Trino's
+start, the run, their sum against Spark's cold and warm wall (target: at most 1.5x Spark).
 
     python benchmarks/view_tests.py --engine trino
 
@@ -545,13 +545,16 @@ def main() -> None:
               f"in {time.perf_counter() - started:.1f} s")
 
         cold = viewsync_run(vs_root, cache)
-        warm = [viewsync_run(vs_root, cache) for _ in range(args.runs)]
+        warm: list[dict[str, Any]] = []
+        on_trino: list[dict[str, Any]] = []
+        for i in range(args.runs):  # with --engine trino, interleaved: Spark's and Trino's runs see the same machine
+            warm.append(viewsync_run(vs_root, cache))
+            if args.engine == "trino":
+                on_trino.append(trino_run(vs_root, base / f"trino-{i}"))
         tuned: list[dict[str, Any]] = []
         if extra_conf:
             write_config(vs_root, extra_conf)
             tuned = [viewsync_run(vs_root, cache)]
-        on_trino = [trino_run(vs_root, base / f"trino-{i}") for i in range(args.runs)] \
-            if args.engine == "trino" else []
         anchor: list[dict[str, Any]] = []
         skipped = None
         if not args.sqlmesh_python:

@@ -211,15 +211,19 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
 
 
 def tests_event_data(run_result: TestRun, git: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The `tests.finished` event's data: the summary, and each view's tests with their outcome."""
+    """The `tests.finished` event's data (schemas/tests.schema.json, `$defs/tests_finished`): the
+    summary, the counts per engine, and each view's tests with their engine and outcome."""
     views = []
     for vid, results in run_result.by_view().items():
         views.append({"view": vid.to_json(), "passed": sum(r.status == "passed" for r in results),
                       "failed": sum(r.status == "failed" for r in results),
                       "error": sum(r.status == "error" for r in results),
-                      "tests": [{"name": r.name, "status": str(r.status), "message": r.message,
+                      "tests": [{"name": r.name, "engine": r.engine, "status": str(r.status), "message": r.message,
                                  "location": {"file": r.file, "line": r.line}} for r in results]})
-    return {"summary": run_result.counts(), "seconds": round(run_result.seconds, 3), "git": git, "views": views}
+    engines = {name: TestRun([r for r in run_result.results if r.engine == name]).counts()
+               for name in run_result.engines()}
+    return {"summary": run_result.counts(), "engines": engines, "seconds": round(run_result.seconds, 3), "git": git,
+            "views": views}
 
 
 def announce(ws: Workspace, run_result: TestRun, ref: str | None, warn: Callable[[str], None]) -> None:

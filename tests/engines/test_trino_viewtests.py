@@ -183,3 +183,67 @@ def test_every_flat_type_reaches_trino_exactly_as_spark_reads_it(tmp_path: Path,
            for t in json.loads(res.out)["tests"]]
     assert got == [("spark", "as_given", "passed", None), ("spark", "none_given", "passed", None),
                    ("trino", "as_given", "passed", None), ("trino", "none_given", "passed", None)], res.text
+
+
+def test_the_engines_session_fixes_join_order_and_broadcasts(trino: Trino) -> None:
+    """Speed (issue 41): every test query runs with a fixed join order and broadcast joins (the
+    planning of a test's few rows is most of its time); a user's own defaults do not apply."""
+    from reconciler.source.engine_settings import TrinoSettings
+    from reconciler.viewtests.trino_engine import TrinoEngine
+
+    engine = TrinoEngine(TrinoSettings(f"http://127.0.0.1:{trino.port}"))
+    _, rows = engine._one("SHOW SESSION")
+    values = {r[0]: r[1] for r in rows}
+    assert values["join_reordering_strategy"] == "NONE"
+    assert values["join_distribution_type"] == "BROADCAST"
+    assert values["enable_dynamic_filtering"] == "false"
+
+
+JOINED = ("SELECT c.region, SUM(o.amount) AS revenue, COUNT(*) AS orders\n"
+          "FROM o JOIN c ON o.cid = c.cid LEFT JOIN (SELECT cid, COUNT(*) AS n FROM c GROUP BY cid) k "
+          "ON k.cid = c.cid\nWHERE o.status = 'done'\nGROUP BY c.region")
+
+
+def test_one_failing_test_among_a_views_joined_tests_is_that_test_only_on_trino(tmp_path: Path,
+                                                                                  trino: Trino) -> None:
+    """The tests of a view share one Trino query (a tagged UNION ALL, planned with the engine's
+    session): joins and aggregates still give each test its own rows, and a wrong expectation
+    fails its test alone; a runtime error in one test is its error only."""
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}",
+                                                                 "user": "viewsync"}}}
+    cols = [{"name": "region", "type": "string"}, {"name": "revenue", "type": "decimal(28,2)"},
+            {"name": "orders", "type": "bigint"}]
+    orders = [{"cid": 1, "amount": "10.00", "status": "done"}, {"cid": 2, "amount": "5.50", "status": "done"},
+              {"cid": 1, "amount": "1.00", "status": "open"}]
+    cust = [{"cid": 1, "region": "eu"}, {"cid": 2, "region": "us"}]
+
+    def case(name: str, rows: list[dict[str, object]], expect: dict[str, object]) -> dict[str, object]:
+        return {"name": name, "given": {"o": {"rows": rows}, "c": {"rows": cust}}, "expect": expect}
+
+    tests = [case("both_regions", orders, {"rows": [{"region": "eu", "revenue": "10.00", "orders": 1},
+                                                     {"region": "us", "revenue": "5.50", "orders": 1}]}),
+             case("wrong_on_purpose", orders, {"rows": [{"region": "eu", "revenue": "11.00", "orders": 2}]}),
+             case("nothing_done", [{**orders[2]}], {"empty": True}),
+             case("one_order", [{"cid": 1, "amount": "1.00", "status": "done"}],
+                  {"rows": [{"region": "eu", "revenue": "1.00", "orders": 1}]})]
+    view = {"name": "revenue", "columns": cols, "representations": [{"dialect": "trino", "sql": JOINED}],
+            "tests": tests}
+    failing_sql = JOINED.replace("SUM(o.amount)", "SUM(o.amount / CAST(o.cid - 1 AS DECIMAL(10,2)))")
+    other = {"name": "revenue_div", "columns": cols, "representations": [{"dialect": "trino", "sql": failing_sql}],
+             "tests": [case("divides_by_zero", orders[:1], {"rows": [{"region": "eu", "revenue": "0", "orders": 1}]}),
+                       case("no_rows_no_division", [orders[2]], {"empty": True})]}
+    sources = {"catalog": "local", "schema": "s", "tables": [
+        {"name": "o", "columns": [{"name": "cid", "type": "int"}, {"name": "amount", "type": "decimal(10,2)"},
+                                  {"name": "status", "type": "string"}]},
+        {"name": "c", "columns": [{"name": "cid", "type": "int"}, {"name": "region", "type": "string"}]}]}
+    repo = write_repo(tmp_path / "repo", config, {
+        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view, other]},
+        "sources/local/s.yaml": sources})
+    res = run_cli(repo, "test", "--engine", "trino", "--format", "json")
+    assert res.code == 1, res.text
+    got = {(t["view"]["name"], t["name"]): t for t in json.loads(res.out)["tests"]}
+    assert {k: t["status"] for k, t in got.items()} == {
+        ("revenue", "both_regions"): "passed", ("revenue", "wrong_on_purpose"): "failed",
+        ("revenue", "nothing_done"): "passed", ("revenue", "one_order"): "passed",
+        ("revenue_div", "divides_by_zero"): "error", ("revenue_div", "no_rows_no_division"): "passed"}
+    assert "DIVISION_BY_ZERO" in got[("revenue_div", "divides_by_zero")]["error"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.events import set_events
 from tests.helpers.ol_schema import validate_event
+from tests.helpers.paths import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark_verifier")]
 
@@ -31,6 +33,9 @@ def test_a_test_run_is_an_event_and_openlineage_assertions(sample_repo: Path, tm
     assert len(events) == 1
     data = events[0]["event"]["data"] if "event" in events[0] else events[0]["data"]
     assert data["summary"] == {"tests": 8, "passed": 5, "failed": 3, "error": 0}
+    assert data["engines"] == {"spark": data["summary"]}  # the sample configures no other engine
+    schema = json.loads((ROOT / "schemas" / "tests.schema.json").read_text())
+    jsonschema.validate(data, schema["$defs"]["tests_finished"])
     by_view = {f"{v['view']['schema']}.{v['view']['name']}": v for v in data["views"]}
     assert by_view["sales.completed_orders"]["failed"] == 1 and by_view["sales.refunds"]["passed"] == 1
 
