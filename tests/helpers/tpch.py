@@ -34,7 +34,7 @@ QUERIES = [f"q{n}" for n in range(1, 23)]
 
 # TPC-H's columns (TPC-H specification 1.4): identifiers bigint, integers int, money and
 # quantities decimal(15,2), text string (no CHAR: its padding is an engine difference of its own).
-D, S, B, I, DT = "decimal(15,2)", "string", "bigint", "int", "date"
+D, S, B, INT, DT = "decimal(15,2)", "string", "bigint", "int", "date"
 COLUMNS: dict[str, list[tuple[str, str]]] = {
     "region": [("r_regionkey", B), ("r_name", S), ("r_comment", S)],
     "nation": [("n_nationkey", B), ("n_name", S), ("n_regionkey", B), ("n_comment", S)],
@@ -42,13 +42,13 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
                  ("s_acctbal", D), ("s_comment", S)],
     "customer": [("c_custkey", B), ("c_name", S), ("c_address", S), ("c_nationkey", B), ("c_phone", S),
                  ("c_acctbal", D), ("c_mktsegment", S), ("c_comment", S)],
-    "part": [("p_partkey", B), ("p_name", S), ("p_mfgr", S), ("p_brand", S), ("p_type", S), ("p_size", I),
+    "part": [("p_partkey", B), ("p_name", S), ("p_mfgr", S), ("p_brand", S), ("p_type", S), ("p_size", INT),
              ("p_container", S), ("p_retailprice", D), ("p_comment", S)],
-    "partsupp": [("ps_partkey", B), ("ps_suppkey", B), ("ps_availqty", I), ("ps_supplycost", D),
+    "partsupp": [("ps_partkey", B), ("ps_suppkey", B), ("ps_availqty", INT), ("ps_supplycost", D),
                  ("ps_comment", S)],
     "orders": [("o_orderkey", B), ("o_custkey", B), ("o_orderstatus", S), ("o_totalprice", D), ("o_orderdate", DT),
-               ("o_orderpriority", S), ("o_clerk", S), ("o_shippriority", I), ("o_comment", S)],
-    "lineitem": [("l_orderkey", B), ("l_partkey", B), ("l_suppkey", B), ("l_linenumber", I), ("l_quantity", D),
+               ("o_orderpriority", S), ("o_clerk", S), ("o_shippriority", INT), ("o_comment", S)],
+    "lineitem": [("l_orderkey", B), ("l_partkey", B), ("l_suppkey", B), ("l_linenumber", INT), ("l_quantity", D),
                  ("l_extendedprice", D), ("l_discount", D), ("l_tax", D), ("l_returnflag", S),
                  ("l_linestatus", S), ("l_shipdate", DT), ("l_commitdate", DT), ("l_receiptdate", DT),
                  ("l_shipinstruct", S), ("l_shipmode", S), ("l_comment", S)],
@@ -270,9 +270,10 @@ def write(dest: Path, expected: dict[str, list[dict[str, Any]]] | None = None) -
     from reconciler.services.generate import GenerateRequest, generate
     from reconciler.workspace import Workspace
 
-    files = {f"sources/local/tpch.yaml": sources_file(), VIEW_FILE: view_file(expected_rows() if expected is None else expected)}
-    for name, rows in tables().items():
-        files[f"views/local/fixtures/{name}.csv"] = _csv(rows, [c for c, _ in COLUMNS[name]])
+    rows = expected_rows() if expected is None else expected
+    files = {"sources/local/tpch.yaml": sources_file(), VIEW_FILE: view_file(rows)}
+    for name, table in tables().items():
+        files[f"views/local/fixtures/{name}.csv"] = _csv(table, [c for c, _ in COLUMNS[name]])
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "repo"
         for rel, text in files.items():
