@@ -147,16 +147,24 @@ def _reason(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc) or type(exc).__name__
 
 
+DEADLINE_SLACK_S = 0.05  # how far past its call's deadline one socket read or write may end
+
+
 class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no type hints
-    """A Thrift socket whose every read and write ends by the call's deadline: a socket
-    timeout alone bounds each read, so a server trickling bytes was never cut off."""
+    """A Thrift socket whose every read and write ends by the call's deadline (within
+    DEADLINE_SLACK_S): a socket timeout alone bounds each read, so a server trickling bytes was
+    never cut off. The timeout is set again only once it would outlast the deadline by more
+    than the slack: settimeout releases the GIL (an ioctl), and the thread then waits for it
+    behind the apply's records thread, twice per metastore call if set on every read and write."""
 
     def _until_deadline(self) -> None:
         left = remaining()
         if left is not None and self.handle is not None:
             if left <= 0:
                 raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "timed out")
-            self.handle.settimeout(left)
+            current = self.handle.gettimeout()
+            if current is None or current > left + DEADLINE_SLACK_S:
+                self.handle.settimeout(left)
 
     def read(self, sz: int) -> bytes:
         self._until_deadline()
