@@ -4,7 +4,8 @@ interpreter (a foreign PySpark's, the Flink venv's) runs this file by its path.
     python serve.py ENGINE HANDLERS...     (or python -m reconciler.child.serve ENGINE HANDLERS...)
 
 ENGINE and HANDLERS are modules, by dotted name or by file path. ENGINE has
-`start(conf, write) -> child` (the engine's session, handed to every handler module),
+`start(conf, channel) -> child` (the engine's session, handed to every handler module; `channel`
+has `write(obj)` for progress lines and `to_wire(value)`, the protocol's value encoding),
 `hello(child) -> dict` (what the hello adds to {"ready": true}) and `stop(child, request)`; it
 may have `handlers(child)` too. Each HANDLERS module has `handlers(child) -> {op: fn}` (fn: request ->
 answer).
@@ -20,9 +21,13 @@ stops (it reads the rest of the stop request), then `remove` is removed.
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
+import decimal
 import importlib
 import importlib.util
 import json
+import math
 import os
 import shutil
 import sys
@@ -32,6 +37,44 @@ from typing import Any
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 Write = Callable[[dict[str, Any]], None]
+
+
+def to_wire(value: Any) -> Any:
+    """An engine's value as JSON (reconciler.viewtests.values.coerce reads it back): decimals as
+    text, NaN and infinities as text, timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]", binary
+    {"$binary": base64}, a row (`asDict`: PySpark, `as_dict`: PyFlink) a struct by field name,
+    a map [[k, v], ...], an array a list."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else value
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return {"$binary": base64.b64encode(bytes(value)).decode("ascii")}
+    fields = getattr(value, "asDict", None) or getattr(value, "as_dict", None)
+    if fields is not None:  # a row: a struct
+        return {k: to_wire(v) for k, v in fields(recursive=False).items()}
+    if isinstance(value, dict):
+        return [[to_wire(k), to_wire(v)] for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [to_wire(v) for v in value]
+    return str(value)
+
+
+class Channel:
+    """What an engine's session gets of the protocol: `write` (a line to our side: progress) and
+    `to_wire` (a value as JSON)."""
+
+    def __init__(self, write: Write) -> None:
+        self.write = write
+        self.to_wire = to_wire
 
 
 def load(ref: str) -> Any:
@@ -57,7 +100,7 @@ def main(engine_ref: str, refs: list[str]) -> None:
     conf = json.loads(sys.stdin.readline() or "{}")
     try:
         engine = load(engine_ref)
-        child = engine.start(conf, write)
+        child = engine.start(conf, Channel(write))
         table: dict[str, Handler] = dict(engine.handlers(child)) if hasattr(engine, "handlers") else {}
         for ref in refs:
             table.update(load(ref).handlers(child))

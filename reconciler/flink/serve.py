@@ -21,12 +21,9 @@ timestamps "YYYY-MM-DD HH:MM:SS[.ffffff]", binary {"$binary": base64}, maps [[k,
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import datetime as dt
 import decimal
 import json
-import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -42,35 +39,10 @@ def _ident(name: str) -> str:
 
 
 class _Fields(dict):  # type: ignore[type-arg]
-    """A row's fields read from JSON (a plain dict is a map)."""
+    """A row's fields read from JSON (a plain dict is a map): a struct, as a PyFlink Row."""
 
-
-def to_wire(value: Any) -> Any:
-    """A collected value as JSON (the format reconciler.viewtests.values reads back)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else value
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, (dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return {"$binary": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, _Fields):
-        return {k: to_wire(v) for k, v in value.items()}
-    if isinstance(value, dict):
-        return [[to_wire(k), to_wire(v)] for k, v in value.items()]
-    as_dict = getattr(value, "as_dict", None)
-    if as_dict is not None:  # a Row: a struct
-        return {k: to_wire(v) for k, v in as_dict(recursive=False).items()}
-    if isinstance(value, (list, tuple)):
-        return [to_wire(v) for v in value]
-    return str(value)
+    def as_dict(self, recursive: bool = False) -> dict[str, Any]:
+        return dict(self)
 
 
 def flink_error(exc: BaseException) -> dict[str, Any]:
@@ -114,9 +86,10 @@ def flink_error(exc: BaseException) -> dict[str, Any]:
 class Child:
     """One batch TableEnvironment and the in-memory catalogs it made for relations."""
 
-    def __init__(self, conf: dict[str, str]) -> None:
+    def __init__(self, conf: dict[str, str], to_wire: Callable[[Any], Any]) -> None:
         from pyflink.table import EnvironmentSettings, TableEnvironment
 
+        self.to_wire = to_wire  # the protocol's value encoding (reconciler/child/serve.py)
         self.env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
         config = self.env.get_config()
         config.set("parallelism.default", "1")  # tiny inputs: one task, no exchanges
@@ -177,7 +150,7 @@ class Child:
             table = self.env.sql_query(f"SELECT {shown} FROM {table}")
         with table.execute().collect() as got:
             data = [[_json(v) if as_json[i] and v is not None else v for i, v in enumerate(row)] for row in got]
-        return columns, [[to_wire(v) for v in row] for row in data]
+        return columns, [[self.to_wire(v) for v in row] for row in data]
 
     def tests(self, request: dict[str, Any], errors: tuple[type[BaseException], ...]) -> dict[str, Any]:
         """View tests' queries, one after another (one TableEnvironment): each reads only inline tables."""
@@ -228,8 +201,8 @@ def _jvm_pid() -> int | None:
         return None
 
 
-def start(conf: dict[str, Any], write: Callable[[dict[str, Any]], None]) -> Child:
-    return Child({str(k): str(v) for k, v in conf.items()})
+def start(conf: dict[str, Any], channel: Any) -> Child:
+    return Child({str(k): str(v) for k, v in conf.items()}, channel.to_wire)
 
 
 def hello(child: Child) -> dict[str, Any]:

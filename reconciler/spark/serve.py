@@ -134,11 +134,11 @@ def _jvm_pid(spark: Any) -> int | None:
         return None
 
 
-def start(conf: dict[str, str], write: Callable[[dict[str, Any]], None]) -> Child:
+def start(conf: dict[str, str], channel: Any) -> Child:
     warnings.filterwarnings("ignore")
     # Otherwise every analysis error is logged with a JVM stack trace.
     logging.getLogger("SQLQueryContextLogger").disabled = True
-    return Child(session(conf), write)
+    return Child(session(conf), channel.write)
 
 
 def hello(child: Child) -> dict[str, Any]:
