@@ -31,8 +31,9 @@ def string(text: str) -> str:
 
 def _plain(value: Any, t: Type) -> str:
     if isinstance(t, Array):
-        if not value:
-            raise ValueError("an empty array has no Flink literal")
+        if not value:  # Flink's ARRAY[] needs an element: one NULL, removed
+            null = literal(None, t.element)
+            return f"ARRAY_REMOVE(ARRAY[{null}], {null})"
         return "ARRAY[" + ", ".join(literal(v, t.element) for v in value) + "]"
     if isinstance(t, Map):
         if not value:

@@ -30,6 +30,8 @@ def test_no_rows_is_a_typed_empty_relation() -> None:
     assert sql == "SELECT CAST(NULL AS INT) AS `id` FROM (VALUES (1)) AS t(`_`) WHERE FALSE"
 
 
-def test_an_empty_array_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="empty array"):
-        literal((), coltypes.parse("array<int>"))
+def test_an_empty_array_is_one_null_removed_and_an_empty_map_is_refused_by_name() -> None:
+    assert literal((), coltypes.parse("array<int>")) == \
+        "CAST(ARRAY_REMOVE(ARRAY[CAST(NULL AS INT)], CAST(NULL AS INT)) AS ARRAY<INT>)"
+    with pytest.raises(ValueError, match="empty map"):
+        literal((), coltypes.parse("map<string,int>"))
