@@ -37,7 +37,7 @@ def test_views(ctx: typer.Context, select: Annotated[str | None, typer.Option(
                out_file: Annotated[Path | None, typer.Option("--out", help="Write the report here (stdout gets "
                                                              "the summary).")] = None, ref: Ref = None,
                engine: Annotated[str | None, typer.Option(
-                   help="spark, trino or all (default: every configured engine, each on the views with a "
+                   help="spark, trino, flink or all (default: every configured engine, each on the views with a "
                         "representation in its dialect).")] = None) -> None:
     """Run the views' tests: each view's SQL on the test's fixture rows, on each engine; nothing is written.
     Exit 1 when any fails."""

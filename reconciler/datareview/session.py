@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reconciler.child.process import command
 from reconciler.spark import client
 from reconciler.spark import conf as spark_conf
 from reconciler.spark.client import SERVE, Launch, Names, OnProgress, Pool, SparkChild, child_env
@@ -80,8 +81,8 @@ def live_spark(conf: dict[str, str], python: str | None = None) -> LiveSpark:
             flags = conf.get("spark.driver.extraJavaOptions", "")
             conf["spark.driver.extraJavaOptions"] = " ".join([flags, *archive.jvm_flags()]).strip()
     exe = python or sys.executable
-    return LiveSpark(Launch([exe, str(SERVE), str(OPS)], conf, child_env(exe, python is not None),
-                            client.work_dir("viewsync-review-"), NAMES, archive))
+    return LiveSpark(Launch(command(exe, str(SERVE), [str(OPS)], by_path=True), conf,
+                            child_env(exe, python is not None), client.work_dir("viewsync-review-"), NAMES, archive))
 
 
 class Sessions:

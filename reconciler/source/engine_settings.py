@@ -1,5 +1,6 @@
 """The `engines:` section of viewsync.yaml: the engines a view's tests run on besides Spark
-(built in, configured by `spark:`). `trino` is the user's own Trino, reached over HTTP(S).
+(built in, configured by `spark:`). `trino` is the user's own Trino, reached over HTTP(S);
+`flink` is PyFlink in batch mode, run by the interpreter of the venv that has it (`python`).
 
 Its password and token are secrets: they join `Config.secrets` whether written literally or
 taken from the environment, so no output shows them.
@@ -7,6 +8,7 @@ taken from the environment, so no output shows them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,13 +29,21 @@ class TrinoSettings:
 
 
 @dataclass(frozen=True)
+class FlinkSettings:
+    python: str  # the interpreter that has PyFlink (`apache-flink`: its own venv)
+    conf: dict[str, str] = field(default_factory=dict)  # Flink options for the TableEnvironment
+
+
+@dataclass(frozen=True)
 class EngineSettings:
     trino: TrinoSettings | None = None
+    flink: FlinkSettings | None = None
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)  # another engine's own section
 
     def configured(self) -> list[str]:
         """Every engine tests may run on, in report order: spark first."""
-        return [*BUILT_IN, *(["trino"] if self.trino is not None else []), *self.extra]
+        return [*BUILT_IN, *(["trino"] if self.trino is not None else []),
+                *(["flink"] if self.flink is not None else []), *self.extra]
 
     def secrets(self) -> frozenset[str]:
         t = self.trino
@@ -44,11 +54,18 @@ def parse(data: Any) -> EngineSettings:
     """Settings from the (schema-validated, expanded) `engines:` mapping."""
     if not data:
         return EngineSettings()
-    trino = data.get("trino")
+    trino, flink = data.get("trino"), data.get("flink")
     return EngineSettings(
         trino=TrinoSettings(url=str(trino["url"]).rstrip("/"), user=str(trino.get("user", "viewsync")),
                             password=trino.get("password"), token=trino.get("token"),
                             verify=bool(trino.get("verify", True)), timeout=float(trino.get("timeout", 120.0)))
         if trino else None,
-        extra={k: dict(v or {}) for k, v in data.items() if k not in ("trino", *BUILT_IN)},
+        flink=FlinkSettings(python=os.path.expanduser(str(flink["python"])),
+                            conf={str(k): _text(v) for k, v in (flink.get("conf") or {}).items()})
+        if flink else None,
+        extra={k: dict(v or {}) for k, v in data.items() if k not in ("trino", "flink", *BUILT_IN)},
     )
+
+
+def _text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)

@@ -1,28 +1,21 @@
-"""The child's side of a Spark child process (our side: client.py). Standard library and
-PySpark only: another interpreter (`spark.live.python`) runs this file by its path.
+"""The child's side of a Spark child process (our side: client.py): the engine module that
+reconciler/child/serve.py serves. Standard library and PySpark only: another interpreter
+(`spark.live.python`) loads this file by its path.
 
-    python serve.py HANDLERS...     (or python -m reconciler.spark.serve HANDLERS...)
+    python -m reconciler.child.serve reconciler.spark.serve HANDLERS...
+    python reconciler/child/serve.py reconciler/spark/serve.py HANDLERS...    (another interpreter)
 
-HANDLERS are modules, by dotted name or by file path, each with `handlers(child) -> {op: fn}`
-(fn: request -> answer). Protocol: the Spark conf as the first line on stdin, then one request
-per line, `{"op": ..., ...}`; one answer per line on the protocol fd (the process's stdout;
-anything else writing there, the JVM or py4j, goes to stderr). The first answer is the hello,
-{"ready": true, "pid", "spark"} or {"ready": false, "error"}; while a request runs, progress
-lines {"progress": {...}} may come before its answer. A handler's Spark error is its answer's
-{"error": {"class", "message", ...}}; anything else it raises becomes {"fatal": "..."}.
+The conf is Spark's; the hello adds {"pid", "spark"}. Handlers get a `Child`; a handler's Spark
+error is its answer's {"error": {"class", "message", ...}}; a stop's {"archive": {"tmp", "path"}}
+publishes the class-data-sharing archive once the JVM exited cleanly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
-import json
 import logging
 import os
 import re
-import shutil
-import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -134,16 +127,6 @@ def session(conf: dict[str, str]) -> Any:
     return spark
 
 
-def _module(ref: str) -> Any:
-    if not ref.endswith(".py"):
-        return importlib.import_module(ref)
-    spec = importlib.util.spec_from_file_location(f"viewsync_handlers_{abs(hash(ref))}", ref)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _jvm_pid(spark: Any) -> int | None:
     try:
         return int(spark._jvm.java.lang.ProcessHandle.current().pid())
@@ -151,49 +134,21 @@ def _jvm_pid(spark: Any) -> int | None:
         return None
 
 
-def main(refs: list[str]) -> None:
-    proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
-    os.dup2(2, 1)
+def start(conf: dict[str, str], channel: Any) -> Child:
     warnings.filterwarnings("ignore")
     # Otherwise every analysis error is logged with a JVM stack trace.
     logging.getLogger("SQLQueryContextLogger").disabled = True
-    lock = threading.Lock()
+    return Child(session(conf), channel.write)
 
-    def write(obj: dict[str, Any]) -> None:
-        with lock:
-            proto.write(json.dumps(obj, default=str) + "\n")
 
-    conf = json.loads(sys.stdin.readline())
-    try:
-        spark = session(conf)
-        child = Child(spark, write)
-        table: dict[str, Handler] = {}
-        for ref in refs:
-            table.update(_module(ref).handlers(child))
-    except Exception as exc:  # noqa: BLE001 - any start failure is one line for the client
-        write({"ready": False, "error": f"{type(exc).__name__}: {exc}"[:2000]})
-        return
-    write({"ready": True, "pid": _jvm_pid(spark), "spark": spark.version})
-    stop: dict[str, Any] = {}
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        op = request.get("op")
-        if op == "stop":
-            stop = request
-            break
-        handler = table.get(str(op))
-        try:
-            answer = handler(request) if handler is not None else {"fatal": f"unknown op {op!r}"}
-        except Exception as exc:  # noqa: BLE001 - the client turns this into one error line
-            answer = {"fatal": f"{type(exc).__name__}: {exc}"[:2000]}
-        write(answer)
-    spark.stop()
-    if stop.get("archive"):
-        _publish_archive(stop["archive"]["tmp"], stop["archive"]["path"])
-    if stop.get("remove"):
-        shutil.rmtree(stop["remove"], ignore_errors=True)
+def hello(child: Child) -> dict[str, Any]:
+    return {"pid": _jvm_pid(child.spark), "spark": child.spark.version}
+
+
+def stop(child: Child, request: dict[str, Any]) -> None:
+    child.spark.stop()
+    if request.get("archive"):
+        _publish_archive(request["archive"]["tmp"], request["archive"]["path"])
 
 
 def _publish_archive(tmp: str, final: str) -> None:
@@ -217,8 +172,3 @@ def _publish_archive(tmp: str, final: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(leftover)
 
-
-if __name__ == "__main__":
-    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
-        sys.path.pop(0)  # run by path: this package's modules are not top-level modules
-    main(sys.argv[1:])

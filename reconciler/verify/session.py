@@ -15,6 +15,7 @@ import json
 import os
 import sys
 
+from reconciler.child.process import command
 from reconciler.source.spark_settings import SparkSettings
 from reconciler.spark import conf as spark_conf
 from reconciler.spark.client import Launch, Names, Pool, SparkChild, work_dir
@@ -55,7 +56,7 @@ def start(settings: SparkSettings) -> SparkChild:
     # type timestamp_ltz values in UTC, so a laptop in Los Angeles compares what CI compares.
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1", "TZ": "UTC"}
     env.pop("PYSPARK_SUBMIT_ARGS", None)
-    return SparkChild(Launch([sys.executable, "-m", "reconciler.spark.serve", *HANDLERS], conf, env, work, NAMES,
+    return SparkChild(Launch(command(sys.executable, "reconciler.spark.serve", HANDLERS), conf, env, work, NAMES,
                              archive))
 
 

@@ -139,7 +139,7 @@ def prepare(u: Universe, vid: ViewId, test: ViewTest, flavor: Flavor = SPARK) ->
             return computed[w]
         wspec = u.views[w]
         text = vsql.query_text(wspec.sql_for(dialect) or "")
-        refs = vsql.table_references(text, dialect)
+        refs = vsql.table_references(text, vsql.sqlglot_dialect(dialect))
         if refs is None:
             out.issues.append(Issue(test.path("name"), f"cannot read the {flavor.label} SQL of {w}"))
             refs = []

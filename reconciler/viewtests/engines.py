@@ -1,8 +1,8 @@
 """The engines view tests run on, one module each: a `TestEngine` says which representation it
 runs (its `build.Flavor`), how the shared runner reads its answers (`runner.Profile`), and how
 to reach it (`open`: a `core.engine.Engine` answering the `tests` operation). Spark is built in
-(the verifier's scratch child); Trino is `trino_sql` + `trino_engine`. A new engine is one new
-module with a `TEST_ENGINE` and one line in `MODULES`.
+(the verifier's scratch child); Trino is `trino_sql` + `trino_engine`; Flink is `flink_engine`.
+A new engine is one new module with a `TEST_ENGINE` and one line in `MODULES`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from reconciler.viewtests.build import Flavor, Universe
 from reconciler.viewtests.result import TestRun
 
 # every engine a plan's matrix shows, in its columns' order -> the module that defines it
-MODULES = {"spark": "reconciler.viewtests.engines", "trino": "reconciler.viewtests.trino_engine", "flink": ""}
+MODULES = {"spark": "reconciler.viewtests.engines", "trino": "reconciler.viewtests.trino_engine",
+           "flink": "reconciler.viewtests.flink_engine"}
 KNOWN = tuple(MODULES)
 
 

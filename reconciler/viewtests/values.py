@@ -19,6 +19,7 @@ import struct
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any
 
+from reconciler.child.serve import to_wire as _child_wire
 from reconciler.core import coltypes
 from reconciler.core.coltypes import Array, Map, Prim, Struct, Type
 
@@ -321,33 +322,9 @@ def spark_type(t: Type) -> str:
     return coltypes.to_spark_ddl(t).upper() if isinstance(t, Prim) else coltypes.to_spark_ddl(t)
 
 
-# ------------------------------------------------------------------ Spark's answer
-def to_wire(value: Any) -> Any:
-    """A value of a collected Spark Row as JSON (the worker's side); `coerce` reads it back."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return value
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return {_BINARY_TAG: base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, dict):
-        return [[to_wire(k), to_wire(v)] for k, v in value.items()]
-    as_dict = getattr(value, "asDict", None)
-    if as_dict is not None:  # a Row: a struct
-        return {k: to_wire(v) for k, v in as_dict(recursive=False).items()}
-    if isinstance(value, (list, tuple)):
-        return [to_wire(v) for v in value]
-    return str(value)
+# ------------------------------------------------------------------ an engine's answer
+# A value the engine's child returned, as JSON: the child process layer's encoding (Spark's and Flink's).
+to_wire = _child_wire
 
 
 def show(value: Any, t: Type) -> str:
