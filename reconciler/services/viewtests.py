@@ -3,6 +3,7 @@ tests (reconciler.viewtests), which take the Workspace that package must not kno
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fnmatch
 import os
@@ -20,7 +21,7 @@ from reconciler.source.expectations import EMPTY, ViewTest
 from reconciler.verify import planning
 from reconciler.verify import sources as vsources
 from reconciler.viewtests import runner
-from reconciler.viewtests.build import Key, Universe
+from reconciler.viewtests.build import Key, Prepared, Universe
 from reconciler.viewtests.fixtures import MAX_FIXTURE_BYTES, FileReader
 from reconciler.viewtests.result import TestRun
 from reconciler.workspace import Workspace
@@ -112,10 +113,30 @@ def universe(ws: Workspace, decl: Declarations, ref: str | None, offline: bool) 
 def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[Problem]:
     """Offline (for `validate`): every test's problems that need no Spark — unknown inputs,
     unknown columns, values that do not fit their column type, malformed CSV, unreadable files."""
+    return _checked(ws, decl, ref)[0]
+
+
+Ready = dict[tuple[str, ViewId, int], Prepared]  # (dialect, view, test's index) -> the test prepared
+
+
+def _checked(ws: Workspace, decl: Declarations, ref: str | None) -> tuple[list[Problem], Ready | None]:
+    """`problems`, and the prepared tests when they are what a run would prepare: no input's
+    columns were missing offline (the run asks the catalogs for those). None otherwise."""
     from reconciler.viewtests import engines as test_engines
 
     u = universe(ws, decl, ref, offline=True)
+    unknown: list[Key] = []
+    offline_columns = u.table_columns
+
+    def columns(key: Key) -> list[Column] | None:
+        got = offline_columns(key)
+        if got is None:
+            unknown.append(key)
+        return got
+
+    u = dataclasses.replace(u, table_columns=columns, by_key={})
     out: list[Problem] = []
+    prepared: Ready = {}
     # Each test is checked in the first dialect its view has of the engines configured (Spark's
     # message when none: the fixtures' problems are the same in every dialect).
     flavors = [test_engines.load(e).flavor for e in test_engines.chosen(ws.config, None)]
@@ -126,11 +147,12 @@ def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[
     for f in flavors:
         for p in runner.prepare_all(u, by_flavor.get(f.dialect, []), f):
             out.extend(runner.problem(decl, p.view, issue) for issue in p.issues)
-    return out
+            prepared[(f.dialect, p.view, p.test.index)] = p
+    return out, (None if unknown else prepared)
 
 
 def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]], ref: str | None,
-        engines: list[str] | None = None) -> TestRun:
+        engines: list[str] | None = None, ready: Ready | None = None) -> TestRun:
     """Execute `tests` on each engine, each on the view's representation in its dialect (Spark:
     the scratch Spark session, one JVM for all; Trino: the configured server, read-only).
 
@@ -140,6 +162,7 @@ def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]],
         tests: the tests to run.
         ref: the git ref the declarations were read at (fixture files are read there too).
         engines: the engines (None: Spark only).
+        ready: tests already prepared as this run would prepare them (`_checked`), used as they are.
 
     Returns:
         One result per test and engine; a test's own problem (bad fixture, engine error) is its result.
@@ -157,7 +180,7 @@ def run(ws: Workspace, decl: Declarations, tests: list[tuple[ViewId, ViewTest]],
     u = universe(ws, decl, ref, offline=False)
     for name in engines or ["spark"]:
         try:
-            got = test_engines.run_on(name, ws.config, u, decl, tests)
+            got = test_engines.run_on(name, ws.config, u, decl, tests, ready)
         except UserError:
             raise
         except ViewsyncError as err:
@@ -194,7 +217,7 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
     if "spark" in engines:
         session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
     decl = ws.declarations_at(request.ref)
-    found = problems(ws, decl, request.ref)
+    found, ready = _checked(ws, decl, request.ref)
     if found:
         raise ValidationFailed(found)
     tests = selected(decl, request.select)
@@ -204,7 +227,9 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
         dialect = test_engines.load(engines[0]).dialect
         if tests and not any(decl.views[v].sql_for(dialect) is not None for v, _ in tests):
             raise UserError(f"no selected view has a `dialect: {dialect}` representation to test on {engines[0]}")
-    result = run(ws, decl, tests, request.ref, engines)
+    # The tests checked offline are run as they are when the run would prepare them alike: preparing
+    # 1,000 tests takes seconds, and the second time Spark would wait for it.
+    result = run(ws, decl, tests, request.ref, engines, ready)
     if ws.config.events and result.results:
         announce(ws, result, request.ref, warn)
     return result

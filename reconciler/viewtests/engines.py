@@ -8,7 +8,7 @@ A new engine is one new module with a `TEST_ENGINE` and one line in `MODULES`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from reconciler.core.engine import Engine
@@ -71,14 +71,21 @@ def chosen(config: Config, asked: str | None) -> list[str]:
 
 
 def run_on(name: str, config: Config, u: Universe, decl: Declarations,
-           tests: list[tuple[ViewId, ViewTest]]) -> TestRun:
+           tests: list[tuple[ViewId, ViewTest]],
+           ready: Mapping[tuple[str, ViewId, int], build.Prepared] | None = None) -> TestRun:
     """The tests whose view has a representation in the engine's dialect, run on it (the others
-    are not its to run: `proof.matrix` says "no representation")."""
+    are not its to run: `proof.matrix` says "no representation"). `ready`: tests already prepared
+    in `u` with this engine's flavor, by (dialect, view, test's index)."""
     engine_def = load(name)
     mine = [(v, t) for v, t in tests if decl.views[v].sql_for(engine_def.dialect) is not None]
     if not mine:
         return TestRun()
-    prepared = runner.prepare_all(u, mine, engine_def.flavor)
+    known = ready or {}
+    dialect = engine_def.dialect
+    if all((dialect, v, t.index) in known for v, t in mine):
+        prepared = [known[(dialect, v, t.index)] for v, t in mine]
+    else:
+        prepared = runner.prepare_all(u, mine, engine_def.flavor)
     engine = engine_def.open(config)
     try:
         got = runner.run(prepared, engine.call, decl, engine_def.profile)

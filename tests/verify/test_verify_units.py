@@ -154,3 +154,24 @@ def test_dependent_status() -> None:
     assert impact.dependent_status(vid, True, ok, live, True).status == "type_changed"
     assert impact.dependent_status(vid, True, ViewResult(vid, "error"), live, False).status == "broken"
     assert impact.dependent_status(vid, True, ViewResult(vid, "not_checked", reason="r"), live, False).detail == "r"
+
+
+def test_create_view_is_skipped_only_where_the_analysed_output_shows_spark_accepts_it() -> None:
+    """The verifier creates a view nothing else reads only when its analysed output cannot show what
+    CREATE VIEW checks: names equal ignoring case (COLUMN_ALREADY_EXISTS), a name taken, a name Spark
+    may not store as it is, types whose views Spark may refuse. Each of those is still created, so
+    Spark's own error is reported."""
+    from reconciler.verify.spark_ops import _creation_needed
+
+    def field(name: str, type_: object = "bigint") -> dict[str, object]:
+        return {"name": name, "type": type_, "nullable": True, "metadata": {}}
+
+    plain = {"db": "marts", "name": "v", "columns": None}
+    assert not _creation_needed(plain, [field("id"), field("n")], set())
+    assert _creation_needed(plain, [field("n"), field("N")], set())
+    assert _creation_needed({**plain, "columns": ["a", "A"]}, [field("x"), field("y")], set())
+    assert _creation_needed(plain, [field("id")], {("marts", "v")})
+    assert _creation_needed({**plain, "name": "v-2"}, [field("id")], set())
+    for type_ in ("void", "interval day", "string collate UTF8_LCASE", "variant", "char(3)", "varchar(3)",
+                  {"type": "array", "elementType": "void", "containsNull": True}):
+        assert _creation_needed(plain, [field("x", type_)], set()), type_

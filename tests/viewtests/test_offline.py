@@ -13,7 +13,7 @@ import pytest
 
 from reconciler.core import coltypes
 from reconciler.source.expectations import Expect
-from reconciler.viewtests import compare, values
+from reconciler.viewtests import compare, runner, values
 from tests.helpers.cli import run_cli
 from tests.helpers.repos import managed_config, write_repo
 
@@ -296,3 +296,26 @@ def test_counts_and_empty() -> None:
     assert compare.compare(Expect(count=2), ["id"], types, _rows((1,), (1,)), None).passed
     empty = compare.compare(Expect(count=0), ["id"], types, _rows((7,)), None)
     assert empty.message == "expected no rows, got 1" and empty.unexpected == [["7"]]
+
+
+def test_tests_checked_offline_are_run_as_prepared_only_when_no_input_needs_the_catalog(tmp_path: Path) -> None:
+    """`viewsync test` runs the tests its offline check prepared (preparing them twice cost seconds
+    before Spark could start on them) only when they are what the run would prepare: an input whose
+    columns sources/ does not list is typed from the catalog at run time, so nothing is reused."""
+    from reconciler.services import viewtests as service
+    from reconciler.workspace import Workspace
+
+    repo = repo_with(tmp_path, GOOD)
+    ws = Workspace.open(repo)
+    decl = ws.declarations()
+    found, ready = service._checked(ws, decl, None)
+    assert found == [] and ready is not None
+    online = service.universe(ws, decl, None, offline=False)
+    for (dialect, vid, index), p in ready.items():
+        test = next(t for t in decl.expectations[vid].tests if t.index == index)
+        again = runner.prepare_all(online, [(vid, test)])[0]
+        assert (dialect, again.sql, again.issues) == ("spark", p.sql, p.issues)
+
+    (repo / "sources/local/sales.yaml").unlink()  # orders' columns: only the catalog can say
+    ws = Workspace.open(repo)
+    assert service._checked(ws, ws.declarations(), None)[1] is None
