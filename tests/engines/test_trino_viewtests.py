@@ -16,6 +16,7 @@ import xmlschema
 import yaml
 from junitparser import Failure, JUnitXml
 
+from tests.helpers import round_trip
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import ROOT
 from tests.helpers.repos import managed_config, write_repo
@@ -170,19 +171,8 @@ FLAT_ROWS = [
 def test_every_flat_type_reaches_trino_exactly_as_spark_reads_it(tmp_path: Path, trino: Trino) -> None:
     """Flat inputs travel to Trino as one JSON literal per input, cast per column: each value
     arrives exactly (decimals, 32-bit floats, NaN, microseconds, instants, padded CHAR, bytes)."""
-    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}"}}}
-    view = {"name": "flat_copy", "representations": [{"dialect": "spark", "sql": "SELECT * FROM flat"},
-                                                     {"dialect": "trino", "sql": "SELECT * FROM flat"}],
-            "tests": [{"name": "as_given", "given": {"flat": {"rows": FLAT_ROWS}}, "expect": {"rows": FLAT_ROWS}},
-                      {"name": "none_given", "given": {"flat": {"rows": []}}, "expect": {"empty": True}}]}
-    repo = write_repo(tmp_path / "repo", config, {
-        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
-        "sources/local/s.yaml": {"catalog": "local", "schema": "s", "tables": [{"name": "flat", "columns": FLAT}]}})
-    res = run_cli(repo, "test", "--format", "json")
-    got = [(t["engine"], t["name"], t["status"], t.get("error") or t.get("difference"))
-           for t in json.loads(res.out)["tests"]]
-    assert got == [("spark", "as_given", "passed", None), ("spark", "none_given", "passed", None),
-                   ("trino", "as_given", "passed", None), ("trino", "none_given", "passed", None)], res.text
+    got, res = round_trip.outcomes(tmp_path, "trino", {"url": f"http://127.0.0.1:{trino.port}"}, FLAT, FLAT_ROWS)
+    assert got == round_trip.all_passed("trino"), res.text
 
 
 def test_the_engines_session_fixes_join_order_and_broadcasts(trino: Trino) -> None:

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 from junitparser import Failure, JUnitXml
 
+from tests.helpers import round_trip
 from tests.helpers.cli import run_cli
 from tests.helpers.flink import flink_python
 from tests.helpers.paths import ROOT
@@ -124,16 +125,5 @@ def test_every_type_reaches_flink_exactly_as_spark_reads_it(tmp_path: Path, pyth
     """Each value arrives on Flink and comes back exactly (decimals, 32-bit floats, NaN,
     microseconds, instants, padded CHAR, bytes, arrays (an empty one too), structs, maps), on both
     engines."""
-    config = {**managed_config(tmp_path), "engines": {"flink": {"python": python}}}
-    view = {"name": "flat_copy", "representations": [{"dialect": "spark", "sql": "SELECT * FROM flat"},
-                                                     {"dialect": "flink", "sql": "SELECT * FROM flat"}],
-            "tests": [{"name": "as_given", "given": {"flat": {"rows": FLAT_ROWS}}, "expect": {"rows": FLAT_ROWS}},
-                      {"name": "none_given", "given": {"flat": {"rows": []}}, "expect": {"empty": True}}]}
-    repo = write_repo(tmp_path / "repo", config, {
-        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
-        "sources/local/s.yaml": {"catalog": "local", "schema": "s", "tables": [{"name": "flat", "columns": FLAT}]}})
-    res = run_cli(repo, "test", "--format", "json")
-    got = [(t["engine"], t["name"], t["status"], t.get("error") or t.get("difference"))
-           for t in json.loads(res.out)["tests"]]
-    assert got == [("spark", "as_given", "passed", None), ("spark", "none_given", "passed", None),
-                   ("flink", "as_given", "passed", None), ("flink", "none_given", "passed", None)], res.text
+    got, res = round_trip.outcomes(tmp_path, "flink", {"python": python}, FLAT, FLAT_ROWS)
+    assert got == round_trip.all_passed("flink"), res.text
