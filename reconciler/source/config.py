@@ -213,7 +213,7 @@ def load_config(root: Path, config_file: Path | None = None) -> Config:
         name: CatalogConfig(name, opts["type"], dict(opts)) for name, opts in expanded["catalogs"].items()
     }
     state_url = expanded.get("state") or DEFAULT_STATE
-    engines = engine_settings.parse(expanded.get("engines"))
+    engines = engine_settings.parse(expanded.get("engines"), path.parent)
     return Config(
         path=path,
         project=expanded["project"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 BUILT_IN = ("spark",)
@@ -50,8 +51,9 @@ class EngineSettings:
         return frozenset(s for s in ((t.password, t.token) if t is not None else ()) if s)
 
 
-def parse(data: Any) -> EngineSettings:
-    """Settings from the (schema-validated, expanded) `engines:` mapping."""
+def parse(data: Any, base: Path) -> EngineSettings:
+    """Settings from the (schema-validated, expanded) `engines:` mapping; a relative path in it
+    is relative to `base`, the directory of viewsync.yaml, as the SQLite state's is."""
     if not data:
         return EngineSettings()
     trino, flink = data.get("trino"), data.get("flink")
@@ -60,11 +62,21 @@ def parse(data: Any) -> EngineSettings:
                             password=trino.get("password"), token=trino.get("token"),
                             verify=bool(trino.get("verify", True)), timeout=float(trino.get("timeout", 120.0)))
         if trino else None,
-        flink=FlinkSettings(python=os.path.expanduser(str(flink["python"])),
+        flink=FlinkSettings(python=interpreter(str(flink["python"]), base),
                             conf={str(k): _text(v) for k, v in (flink.get("conf") or {}).items()})
         if flink else None,
         extra={k: dict(v or {}) for k, v in data.items() if k not in ("trino", "flink", *BUILT_IN)},
     )
+
+
+def interpreter(python: str, base: Path) -> str:
+    """`python` as the child process will run it: `~` expanded, a relative path (one with a
+    separator, such as `.venv-flink/bin/python`) taken from `base` so the project runs the same
+    from any directory; a bare name (`python3`) is left for the PATH to find."""
+    path = Path(os.path.expanduser(python))
+    if path.is_absolute() or len(path.parts) == 1:
+        return str(path)
+    return str(base / path)
 
 
 def _text(value: Any) -> str:

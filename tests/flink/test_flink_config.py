@@ -35,6 +35,18 @@ def test_flink_is_configured_by_the_interpreter_that_has_pyflink(tmp_path: Path)
     assert engines.chosen(config, "flink") == ["flink"] and engines.load("flink").dialect == "flink"
 
 
+def test_a_relative_interpreter_is_the_projects_from_any_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path, {"flink": {"python": ".venv-flink/bin/python"}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the path is the project's, not the working directory's
+    config = load_config(repo)
+    assert config.engines.flink is not None and config.engines.flink.python == str(repo / ".venv-flink/bin/python")
+    bare = load_config(_repo(tmp_path / "bare", {"flink": {"python": "python3"}}))
+    assert bare.engines.flink is not None and bare.engines.flink.python == "python3"  # found on PATH
+
+
 def test_testing_on_flink_not_configured_is_a_clear_error(tmp_path: Path) -> None:
     res = run_cli(_repo(tmp_path, None), "test", "--engine", "flink")
     assert res.code != 0
