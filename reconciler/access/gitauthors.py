@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reconciler.access.evaluate import Identity
 from reconciler.core.errors import UserError
-from reconciler.source.gitsrc import open_repo, repo_prefix, run_git
+from reconciler.source.gitsrc import open_repo, repo_prefix, run_git, tree_at
 
 
 def prefix(root: Path) -> str:
@@ -53,17 +53,9 @@ def authors_by_file(root: Path, base: str, head: str | None, paths: list[str]) -
 
 def text_at(root: Path, ref: str, rel: str) -> str | None:
     """A file's text at a ref (None if it did not exist there)."""
-    import git
-
-    repo = open_repo(root)
-    if repo is None:
-        raise UserError(f"{root} is not inside a git repository")
+    tree, root_prefix = tree_at(root, ref, f"{root} is not inside a git repository")
     try:
-        tree = repo.commit(ref).tree
-    except (git.BadName, ValueError, git.GitCommandError):
-        raise UserError(f"unknown git ref {ref!r}") from None
-    try:
-        blob = tree / (prefix(root) + rel)
+        blob = tree / (root_prefix + rel)
     except KeyError:
         return None
     data: bytes = blob.data_stream.read()

@@ -65,18 +65,30 @@ def info(root: Path, ref: str | None = None) -> GitInfo:
     return GitInfo(commit=parts[0], ref=ref_name, author=f"{parts[1]} <{parts[2]}>")
 
 
-def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
-    """(path relative to root, content) of every view file at `ref`, without a checkout."""
+def tree_at(root: Path, ref: str, outside: str) -> tuple[git.Tree, str]:
+    """The tree of `ref` in the repository holding `root`, and `root`'s prefix in it.
+
+    Raises:
+        UserError: `outside` (naming what was asked) when `root` is in no repository, or the ref
+            is unknown.
+    """
     import git
 
     repo = open_repo(root)
     if repo is None:
-        raise UserError(f"--ref {ref}: {root} is not inside a git repository")
+        raise UserError(outside)
     try:
         tree = repo.commit(ref).tree
     except (git.BadName, ValueError, git.GitCommandError):
         raise UserError(f"unknown git ref {ref!r}") from None
-    prefix = repo_prefix(repo, root)
+    return tree, repo_prefix(repo, root)
+
+
+def files_at(root: Path, ref: str) -> list[tuple[str, bytes]]:
+    """(path relative to root, content) of every view file at `ref`, without a checkout."""
+    import git
+
+    tree, prefix = tree_at(root, ref, f"--ref {ref}: {root} is not inside a git repository")
     try:
         base = tree / (prefix + VIEWS_DIR)
     except KeyError:
