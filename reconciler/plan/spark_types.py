@@ -69,7 +69,8 @@ class Rewritten:
 
 def name_outputs(tree: Any) -> Rewritten:
     """Alias each unaliased output of the query as Spark names it, where that name is certain:
-    an aggregate (sum, min, max, avg) of a bare column is named `fn(column)`. Others are listed."""
+    an aggregate (sum, min, max, avg) of a bare lower-case column is named `fn(column)` (Spark's
+    `toPrettySQL`: the function's pretty name, the column without its qualifier). Others are listed."""
     from sqlglot import exp
 
     done = Rewritten()
@@ -82,7 +83,9 @@ def name_outputs(tree: Any) -> Rewritten:
         if isinstance(e, (exp.Alias, exp.Column, exp.Star)):
             continue
         inner = e.this if isinstance(e, (exp.Sum, exp.Min, exp.Max, exp.Avg)) else None
-        if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star) and not e.args.get("distinct"):
+        # a lower-case column only: Spark names it by the resolved attribute, whose case is the table's
+        certain = isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star) and inner.name.islower()
+        if certain and inner is not None and not e.args.get("distinct"):
             fn = {exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}[type(e)]
             name = f"{fn}({inner.name})"
             e.replace(exp.alias_(e.copy(), name, quoted=True))

@@ -67,6 +67,8 @@ def test_unaliased_aggregates_of_a_column_get_sparks_name_and_others_are_listed(
     assert 'SUM(qty) AS "sum(qty)"' in out.sql
     assert out.typed is not None and out.typed.named == ["sum(qty)"]
     assert out.typed.unnamed == ["COUNT(*)", "qty + 1"]
+    mixed = generation.transpile("SELECT max(Qty) FROM lineitem", "spark", "trino")  # the table's case decides
+    assert mixed.typed is not None and mixed.typed.named == [] and mixed.typed.unnamed == ["MAX(Qty)"]
 
 
 def _project(root: Path, qty_type: str) -> None:
