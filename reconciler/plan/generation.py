@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from reconciler.core import sql as vsql
 from reconciler.core.model import ViewId, ViewSpec
-from reconciler.plan import dialect_differences
+from reconciler.plan import dialect_differences, spark_types
 from reconciler.plan.model import PlanError, PlanErrorCode
 from reconciler.source.declarations import Declarations
 
@@ -28,7 +28,7 @@ Outcome = Literal["added", "refreshed", "unchanged", "hand_written", "edited", "
 # What each outcome means, for the report.
 OUTCOMES: dict[str, str] = {
     "added": "generated",
-    "refreshed": "generated again (its source changed)",
+    "refreshed": "generated again (its source SQL, or its inputs' declared types, changed)",
     "unchanged": "up to date",
     "hand_written": "written by hand (no `generated:` marker): left alone",
     "edited": "edited by hand since generated: left alone (--force writes it again; deleting the marker keeps it)",
@@ -44,6 +44,7 @@ class ViewResult:
     source: str | None = None
     detail: str = ""  # a gap's cause
     warnings: list[str] = field(default_factory=list)  # file:line:col dialect differences, untranslated functions
+    exact_at: list[int] = field(default_factory=list)  # divisions written with Spark's decimal type (offsets)
 
     def to_json(self) -> dict[str, Any]:
         return {"view": str(self.view), "outcome": self.outcome, "source": self.source, "detail": self.detail,
@@ -73,6 +74,7 @@ class GenerationGap(Exception):
 class Transpiled:
     sql: str
     untranslated: tuple[str, ...] = field(default=())  # functions sqlglot copied as written
+    typed: spark_types.Rewritten | None = None  # what was written for Spark's types and names (spark -> trino)
 
 
 def source_dialect(spec: ViewSpec, target: str) -> str | None:
@@ -83,8 +85,12 @@ def source_dialect(spec: ViewSpec, target: str) -> str | None:
     return sorted(others)[0] if others else None
 
 
-def transpile(sql: str, source: str, target: str) -> Transpiled:
+def transpile(sql: str, source: str, target: str, columns: spark_types.TableColumns | None = None) -> Transpiled:
     """`sql` (in `source`'s dialect) written in `target`'s, pretty-printed.
+
+    From spark to trino, unaliased outputs get Spark's name where it is certain, and with `columns`
+    (the declared columns of the tables the query reads) an avg of a decimal and a division of two
+    decimals return Spark's type and value (`spark_types`); without, sqlglot's translation stands.
 
     Raises:
         GenerationGap: sqlglot cannot read it, cannot write one of its constructs in `target`,
@@ -100,6 +106,12 @@ def transpile(sql: str, source: str, target: str) -> Transpiled:
         raise GenerationGap(problem)
     try:
         tree = sqlglot.parse_one(vsql.query_text(sql), read=read)
+        typed = None
+        if (source, target) == ("spark", "trino"):
+            typed = spark_types.name_outputs(tree)
+            if columns is not None:
+                done = spark_types.rewrite(tree, columns)
+                typed.avg, typed.divisions, typed.exact_at = done.avg, done.divisions, done.exact_at
         out = tree.sql(dialect=write, pretty=True, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as err:
         raise GenerationGap(f"sqlglot cannot write it in {target}: {_first_line(err)}") from None
@@ -107,7 +119,7 @@ def transpile(sql: str, source: str, target: str) -> Transpiled:
     if problem:
         raise GenerationGap(f"sqlglot wrote SQL that {target} does not read as one query: {problem}")
     unknown = sorted({n.name.lower() for n in tree.find_all(exp.Anonymous)})
-    return Transpiled(out, tuple(unknown))
+    return Transpiled(out, tuple(unknown), typed)
 
 
 def _first_line(err: Exception) -> str:

@@ -32,12 +32,15 @@ def test_every_query_is_a_view_with_generated_trino_sql_and_a_test_expecting_row
         assert sorted(test["given"]) == sorted(tpch.reads(view["name"]))
 
 
-def test_only_the_ratios_trino_computes_as_double_have_a_tolerance() -> None:
-    """A tolerance is declared only where the generated trino SQL divides as DOUBLE while Spark's
-    result is a DECIMAL (the reason is in tpch.TOLERANCE and the data README), never elsewhere."""
+def test_no_test_declares_a_tolerance_and_no_trino_sql_divides_decimals_as_double() -> None:
+    """Spark's decimal ratios and averages are generated with Spark's types (plan/spark_types.py), so
+    every TPC-H test compares exactly: no tolerance, and no ratio written through DOUBLE."""
     views = yamlsrc.load((tpch.PROJECT / tpch.VIEW_FILE).read_text(encoding="utf-8"))["views"]
-    tolerant = {v["name"] for v in views if v["tests"][0]["expect"].get("tolerance") is not None}
-    assert tolerant == set(tpch.TOLERANCE)
+    assert tpch.TOLERANCE == {}
+    assert [v["name"] for v in views if v["tests"][0]["expect"].get("tolerance") is not None] == []
     for view in views:
-        if view["name"] in tolerant:
-            assert "AS DOUBLE) /" in view["representations"][1]["sql"], view["name"]
+        trino = view["representations"][1]["sql"]
+        assert "AS DOUBLE) /" not in trino, view["name"]
+    by_name = {v["name"]: v["representations"][1]["sql"] for v in views}
+    assert "CAST(AVG(CAST(l_quantity AS DECIMAL(19, 6))) AS DECIMAL(19, 6)) AS avg_qty" in by_name["q1"]
+    assert 'SUM(l_quantity) AS "sum(l_quantity)"' in by_name["q18"]
