@@ -32,11 +32,6 @@ _TEST_CONF = {
     # Each query's start event carries its plan as text for the UI (off here): the simple text,
     # not the formatted one, which cost 3% of the tests' JVM time in a profile.
     "spark.sql.ui.explainMode": "simple",
-    # Tests' queries bind no parameters, yet by default every query's text goes through a
-    # parameter-marker pass before parsing (its inline literals twice): constants-only skips it
-    # for a query without parameters (warm 35.4 -> 26.9 s in benchmarks/view_tests.py). A '?' or
-    # ':name' in a literal or a fixture value stays text (test_spark.py checks it).
-    "spark.sql.legacy.parameterSubstitution.constantsOnly": "true",
 }
 
 
