@@ -119,6 +119,25 @@ views:
     assert bad["error"].count("CAST_INVALID_INPUT") == 1, bad
 
 
+def test_text_that_looks_like_parameter_markers_stays_text(tmp_path: Path) -> None:
+    # The tests' queries skip Spark's parameter-marker pass (spark_ops._TEST_CONF): '?' and ':name'
+    # in the view's literals and in fixture values are still plain text.
+    repo = _repo(tmp_path, """catalog: local
+schema: s
+views:
+  - name: marked
+    representations:
+      - {dialect: spark, sql: "SELECT id, concat(code, '?', ':id') AS tagged FROM raw WHERE code <> ':code'"}
+    tests:
+      - name: markers_are_text
+        given: {raw: {rows: [{id: 1, code: "a?b:id"}, {id: 2, code: ":code"}, {id: 3, code: "?"}]}}
+        expect: {rows: [{id: 1, tagged: "a?b:id?:id"}, {id: 3, tagged: "??:id"}]}
+""", SOURCES)
+    res = run_cli(repo, "test", "--format", "json")
+    assert res.code == 0, res.text
+    assert [t["status"] for t in json.loads(res.out)["tests"]] == ["passed"]
+
+
 def test_a_declared_column_the_sql_does_not_return_is_said_once(sample_repo: Path) -> None:
     """Issue 43: the error class and the location each appeared twice on the line."""
     path = sample_repo / "views" / "local" / "sales.yaml"
