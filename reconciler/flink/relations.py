@@ -36,8 +36,8 @@ def _plain(value: Any, t: Type) -> str:
             return f"ARRAY_REMOVE(ARRAY[{null}], {null})"
         return "ARRAY[" + ", ".join(literal(v, t.element) for v in value) + "]"
     if isinstance(t, Map):
-        if not value:
-            raise ValueError("an empty map has no Flink literal")
+        if not value:  # MAP[] needs an entry: a map of two empty arrays, each one NULL removed
+            return f"MAP_FROM_ARRAYS({_plain((), Array(t.key))}, {_plain((), Array(t.value))})"
         return "MAP[" + ", ".join(f"{literal(k, t.key)}, {literal(v, t.value)}" for k, v in value) + "]"
     if isinstance(t, Struct):
         return "ROW(" + ", ".join(literal(v, f.type) for f, v in zip(t.fields, value, strict=True)) + ")"

@@ -116,14 +116,14 @@ FLAT_ROWS = [
      "name": "it's \"quoted\" \\ ünï", "big": -9223372036854775808, "nums": [1, None, 3],
      "pair": {"x": 7, "y": "b"}, "props": {"k": 1}},
     {"id": 2, "ratio": "-Infinity", "ok": False, "day": "0001-01-01", "ts": "9999-12-31 23:59:59",
-     "name": "", "big": 9223372036854775807, "nums": []},
+     "name": "", "big": 9223372036854775807, "nums": [], "props": {}},
     {"id": 3},
 ]
 
 
 def test_every_type_reaches_flink_exactly_as_spark_reads_it(tmp_path: Path, python: str) -> None:
     """Each value arrives on Flink and comes back exactly (decimals, 32-bit floats, NaN,
-    microseconds, instants, padded CHAR, bytes, arrays (an empty one too), structs, maps), on both
+    microseconds, instants, padded CHAR, bytes, arrays and maps (an empty one of each too), structs), on both
     engines."""
     got, res = round_trip.outcomes(tmp_path, "flink", {"python": python}, FLAT, FLAT_ROWS)
     assert got == round_trip.all_passed("flink"), res.text

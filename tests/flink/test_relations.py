@@ -5,8 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-import pytest
-
 from reconciler.core import coltypes
 from reconciler.core.model import Column
 from reconciler.flink.relations import literal, values_query
@@ -30,8 +28,10 @@ def test_no_rows_is_a_typed_empty_relation() -> None:
     assert sql == "SELECT CAST(NULL AS INT) AS `id` FROM (VALUES (1)) AS t(`_`) WHERE FALSE"
 
 
-def test_an_empty_array_is_one_null_removed_and_an_empty_map_is_refused_by_name() -> None:
+def test_an_empty_array_is_one_null_removed_and_an_empty_map_is_built_from_two() -> None:
     assert literal((), coltypes.parse("array<int>")) == \
         "CAST(ARRAY_REMOVE(ARRAY[CAST(NULL AS INT)], CAST(NULL AS INT)) AS ARRAY<INT>)"
-    with pytest.raises(ValueError, match="empty map"):
-        literal((), coltypes.parse("map<string,int>"))
+    assert literal((), coltypes.parse("map<string,int>")) == (
+        "CAST(MAP_FROM_ARRAYS(ARRAY_REMOVE(ARRAY[CAST(NULL AS VARCHAR(2147483647))], "
+        "CAST(NULL AS VARCHAR(2147483647))), ARRAY_REMOVE(ARRAY[CAST(NULL AS INT)], CAST(NULL AS INT))) "
+        "AS MAP<VARCHAR(2147483647), INT>)")
