@@ -121,6 +121,7 @@ class ChildProcess:
             while True:
                 answer = self._read()
                 if answer is None:
+                    self._reap()
                     raise self.unavailable(f"{self.names.child} stopped unexpectedly: "
                                            + (self.log_tail().strip().splitlines() or ["?"])[-1])
                 if "progress" not in answer:
@@ -135,6 +136,15 @@ class ChildProcess:
 
     def alive(self) -> bool:
         return self._proc.poll() is None
+
+    def _reap(self) -> None:
+        """After its output ended: the child is exiting, so wait for it (killing one that lingers)
+        and "stopped" is true when it is said, not a moment later."""
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
     def peak_rss_mb(self) -> float | None:
         """The JVM's peak resident memory (Linux), for the benchmarks."""
