@@ -11,9 +11,10 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reconciler.core import deps
 from reconciler.core import sql as vsql
 from reconciler.core.errors import UserError
-from reconciler.core.model import ViewId
+from reconciler.core.model import ViewId, ViewSpec
 from reconciler.plan import dialect_differences, generation
 from reconciler.plan.generation import GenerateReport, ViewResult
 from reconciler.plan.spark_types import TableColumns
@@ -50,7 +51,7 @@ def generate(ws: Workspace, request: GenerateRequest) -> GenerateReport:
     for vid in sorted(decl.views, key=lambda v: decl.where[v]):
         if request.select and not any(fnmatch.fnmatchcase(str(vid), p) for p in request.select):
             continue
-        columns = _columns_for(vid, known)
+        columns = _columns_for(vid, decl.views[vid], known)
         result, new_text = _one(decl, vid, texts[decl.where[vid][0]], request, columns)
         texts[decl.where[vid][0]] = new_text
         report.views.append(result)
@@ -130,13 +131,13 @@ def _declared_columns(ws: Workspace, decl: Declarations) -> Known:
     return known
 
 
-def _columns_for(vid: ViewId, known: Known) -> TableColumns | None:
-    """A view's table references resolved as Spark does, against its own catalog and schema."""
+def _columns_for(vid: ViewId, spec: ViewSpec, known: Known) -> TableColumns | None:
+    """A view's table references resolved by the one resolution of references (`core.deps`): its
+    default catalog and namespace first, as Spark reads them."""
     if not known:
         return None
 
     def columns(catalog: str | None, schema: str | None, table: str) -> dict[str, str] | None:
-        key = ((catalog or vid.catalog).lower(), (schema or vid.schema).lower(), table.lower())
-        return known.get(key)
+        return deps.lookup([p for p in (catalog, schema, table) if p], vid, spec, known)
 
     return columns
