@@ -120,8 +120,8 @@ views:
 
 
 def test_text_that_looks_like_parameter_markers_stays_text(tmp_path: Path) -> None:
-    # The tests' queries skip Spark's parameter-marker pass (spark_ops._TEST_CONF): '?' and ':name'
-    # in the view's literals and in fixture values are still plain text.
+    # '?' and ':name' in the view's literals and in fixture values are plain text to Spark, not
+    # parameter markers: a guard for any change to how test queries are sent or their values written.
     repo = _repo(tmp_path, """catalog: local
 schema: s
 views:
