@@ -89,7 +89,9 @@ class Profile:
     branch: Callable[[int, str], str]
     type_of: Callable[[dict[str, Any]], Type]
     error: Callable[[dict[str, Any], Prepared, Declarations], str]
-    ordered_in_union: bool = True  # False: `ordered: true` tests run alone (the union loses their order)
+    ordered_in_union: bool = True  # False: `ordered: true` tests run alone (the union loses their order)...
+    # ...unless this gives the test's branch with its rows' order as POS (None: it cannot)
+    ordered_branch: Callable[[int, str], str | None] | None = None
 
 
 def _spark_profile_error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
@@ -107,19 +109,24 @@ class _Query:
 
 
 def _batched(prepared: list[Prepared], profile: Profile) -> list[_Query]:
-    groups: dict[ViewId, list[Prepared]] = {}
+    groups: dict[ViewId, list[tuple[Prepared, str]]] = {}  # each test with its branch of the union
     queries: list[_Query] = []
     for p in prepared:
+        group = groups.setdefault(p.view, [])
         if not profile.ordered_in_union and p.test.expect.ordered:
-            queries.append(_Query(f"q{len(queries)}", p.sql, [p]))
-            continue
-        groups.setdefault(p.view, []).append(p)
-    for members in groups.values():
-        if len(members) == 1:
-            queries.append(_Query(f"q{len(queries)}", members[0].sql, members))
-            continue
-        union = "\nUNION ALL\n".join(profile.branch(i, m.sql) for i, m in enumerate(members))
-        queries.append(_Query(f"q{len(queries)}", union, members))
+            branch = profile.ordered_branch(len(group), p.sql) if profile.ordered_branch else None
+            if branch is None:
+                queries.append(_Query(f"q{len(queries)}", p.sql, [p]))
+                continue
+        else:
+            branch = profile.branch(len(group), p.sql)
+        group.append((p, branch))
+    for group in groups.values():
+        if len(group) == 1:
+            queries.append(_Query(f"q{len(queries)}", group[0][0].sql, [group[0][0]]))
+        elif group:
+            union = "\nUNION ALL\n".join(branch for _, branch in group)
+            queries.append(_Query(f"q{len(queries)}", union, [p for p, _ in group]))
     return queries
 
 

@@ -26,9 +26,11 @@ THREADS = 4  # queries in flight at once
 # Planning, not running, is most of a test's time on Trino (its rows are a few literals): without
 # statistics the cost-based join reordering and the choice of a partitioned join only add plan
 # stages and scheduling. Fixed join order and broadcast joins halve a test's time on Trino 476
-# (README, "One view, every engine"); neither changes any result.
+# (README, "One view, every engine"); neither changes any result. One driver per task: a test's
+# few rows gain nothing from parallel drivers, which only add local exchanges to plan and run
+# (~15% of a run's time, benchmarks/view_tests.py --engine trino).
 SESSION = {"join_reordering_strategy": "NONE", "join_distribution_type": "BROADCAST",
-           "enable_dynamic_filtering": "false"}
+           "enable_dynamic_filtering": "false", "task_concurrency": "1"}
 
 
 class TrinoUnavailable(UserError):

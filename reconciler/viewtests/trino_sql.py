@@ -17,6 +17,7 @@ from reconciler.core import coltypes
 from reconciler.core.coltypes import Array, Map, Prim, Struct, Type
 from reconciler.core.model import Column
 from reconciler.source.declarations import Declarations
+from reconciler.viewtests import trino_order
 from reconciler.viewtests.build import Flavor, Prepared
 from reconciler.viewtests.runner import POS, TAG, Profile
 
@@ -137,8 +138,15 @@ FLAVOR = Flavor("trino", "Trino", ident, _inline, _empty)
 
 
 def _branch(i: int, sql: str) -> str:
-    # Trino keeps no row order through UNION ALL: position 0 for all (an `ordered` test runs alone)
+    # Trino keeps no row order through UNION ALL: position 0 for all (an `ordered` test: below)
     return f"SELECT {i} AS {TAG}, 0 AS {POS}, * FROM (\n{sql}\n)"
+
+
+def _ordered_branch(i: int, sql: str) -> str | None:
+    keys = trino_order.window_order(sql)
+    if keys is None:
+        return None  # the test runs alone
+    return f"SELECT {i} AS {TAG}, row_number() OVER (ORDER BY {keys}) AS {POS}, * FROM (\n{sql}\n)"
 
 
 def type_of(field: dict[str, Any]) -> Type:
@@ -156,4 +164,4 @@ def error(e: dict[str, Any], p: Prepared, decl: Declarations) -> str:
     return f"Trino: [{e.get('class')}] {message}"
 
 
-PROFILE = Profile("trino", _branch, type_of, error, ordered_in_union=False)
+PROFILE = Profile("trino", _branch, type_of, error, ordered_in_union=False, ordered_branch=_ordered_branch)

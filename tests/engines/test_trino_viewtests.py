@@ -176,8 +176,9 @@ def test_every_flat_type_reaches_trino_exactly_as_spark_reads_it(tmp_path: Path,
 
 
 def test_the_engines_session_fixes_join_order_and_broadcasts(trino: Trino) -> None:
-    """Speed (issue 41): every test query runs with a fixed join order and broadcast joins (the
-    planning of a test's few rows is most of its time); a user's own defaults do not apply."""
+    """Speed (issue 41): every test query runs with a fixed join order, broadcast joins and one
+    driver per task (the planning of a test's few rows is most of its time); a user's own defaults
+    do not apply."""
     from reconciler.source.engine_settings import TrinoSettings
     from reconciler.viewtests.trino_engine import TrinoEngine
 
@@ -187,6 +188,7 @@ def test_the_engines_session_fixes_join_order_and_broadcasts(trino: Trino) -> No
     assert values["join_reordering_strategy"] == "NONE"
     assert values["join_distribution_type"] == "BROADCAST"
     assert values["enable_dynamic_filtering"] == "false"
+    assert values["task_concurrency"] == "1"  # one driver per task: no local exchanges to plan
 
 
 JOINED = ("SELECT c.region, SUM(o.amount) AS revenue, COUNT(*) AS orders\n"
@@ -237,3 +239,37 @@ def test_one_failing_test_among_a_views_joined_tests_is_that_test_only_on_trino(
         ("revenue", "nothing_done"): "passed", ("revenue", "one_order"): "passed",
         ("revenue_div", "divides_by_zero"): "error", ("revenue_div", "no_rows_no_division"): "passed"}
     assert "DIVISION_BY_ZERO" in got[("revenue_div", "divides_by_zero")]["error"]
+
+
+def test_ordered_tests_share_their_views_query_on_trino_and_are_still_checked_in_order(tmp_path: Path,
+                                                                                       trino: Trino) -> None:
+    """Speed (issue 41): an `ordered: true` test joins its view's UNION ALL on Trino, its order
+    kept as a position (viewtests.trino_order) over the declared columns; a test expecting the
+    rows in another order still fails, and NULLs fall where the view's ORDER BY puts them."""
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": f"http://127.0.0.1:{trino.port}",
+                                                                 "user": "viewsync"}}}
+    sql = "SELECT cid, amount AS spend FROM o ORDER BY spend DESC NULLS FIRST, o.cid LIMIT 3"
+    cols = [{"name": "customer", "type": "int"}, {"name": "total", "type": "decimal(10,2)"}]
+    rows = [{"cid": 1, "amount": "5.00"}, {"cid": 2, "amount": None}, {"cid": 3, "amount": "9.00"},
+            {"cid": 4, "amount": "5.00"}, {"cid": 5, "amount": "1.00"}]
+    right = [{"customer": 2, "total": None}, {"customer": 3, "total": "9.00"}, {"customer": 1, "total": "5.00"}]
+
+    def case(name: str, expect: list[dict[str, object]], ordered: bool = True) -> dict[str, object]:
+        return {"name": name, "given": {"o": {"rows": rows}}, "expect": {"rows": expect, "ordered": ordered}}
+
+    view = {"name": "top_spenders", "columns": cols, "representations": [{"dialect": "trino", "sql": sql}],
+            "tests": [case("in_order", right), case("swapped", [right[1], right[0], right[2]]),
+                      case("any_order", [right[2], right[0], right[1]], ordered=False)]}
+    sources = {"catalog": "local", "schema": "s", "tables": [
+        {"name": "o", "columns": [{"name": "cid", "type": "int"}, {"name": "amount", "type": "decimal(10,2)"}]}]}
+    repo = write_repo(tmp_path / "repo", config, {
+        "views/local/s.yaml": {"catalog": "local", "schema": "s", "views": [view]},
+        "sources/local/s.yaml": sources})
+    res = run_cli(repo, "test", "--engine", "trino", "--format", "json")
+    assert res.code == 1, res.text
+    got = {t["name"]: t["status"] for t in json.loads(res.out)["tests"]}
+    assert got == {"in_order": "passed", "swapped": "failed", "any_order": "passed"}
+    window = 'row_number() OVER (ORDER BY "total" DESC NULLS FIRST, "customer" ASC NULLS LAST)'
+    ran = [q for [q] in trino.rows("SELECT query FROM system.runtime.queries WHERE source = 'viewsync-tests'")
+           if window in q]
+    assert len(ran) == 1 and ran[0].count("UNION ALL") == 2, "the three tests ran as one query"
