@@ -41,20 +41,32 @@ class Declarations:
     expectations: dict[ViewId, vexpect.Expectations] = field(default_factory=dict)  # key, checks, tests (not the spec)
     generated: dict[ViewId, dict[str, vgen.Generated]] = field(default_factory=dict)  # dialect -> marker (not the spec)
     rep_index: dict[ViewId, dict[str, int]] = field(default_factory=dict)  # dialect -> index in the file's list
-    _nodes: dict[str, Any] = field(default_factory=dict, repr=False)  # composed files, for locating
+    _marks: dict[str, yamlsrc.Marks | None] = field(default_factory=dict, repr=False)  # for locating
+
+    def _marks_of(self, rel: str) -> yamlsrc.Marks | None:
+        if rel not in self._marks:
+            try:
+                self._marks[rel] = yamlsrc.Marks(self.texts[rel])
+            except (yamlsrc.YamlSyntaxError, yaml.YAMLError):  # cannot happen for a file that loaded
+                self._marks[rel] = None
+        return self._marks[rel]
 
     def _node(self, rel: str) -> Any:
-        if rel not in self._nodes:
-            try:
-                self._nodes[rel] = yamlsrc.compose(self.texts[rel])
-            except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
-                self._nodes[rel] = None
-        return self._nodes[rel]
+        marks = self._marks_of(rel)
+        try:
+            return marks.node() if marks is not None else None
+        except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
+            return None
 
     def locate(self, view: ViewId, path: tuple[str | int, ...]) -> tuple[str, int, int]:
         """(file, line, column) of a field of a declared view, e.g. ("tests", 0) for its first test."""
         rel, i = self.where[view]
-        line, col = yamlsrc.locate(self._node(rel), ("views", i, *path))
+        marks = self._marks_of(rel)
+        full = ("views", i, *path)
+        try:
+            line, col = marks.locate(full) if marks is not None else (1, 1)
+        except yamlsrc.YamlSyntaxError:  # cannot happen for a file that loaded; never hide the problem
+            line, col = 1, 1
         return rel, line, col
 
     def sql_problem(self, view: ViewId, rep: int, offset: int | None, message: str) -> Problem:

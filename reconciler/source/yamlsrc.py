@@ -291,6 +291,87 @@ def locate(root: yaml.Node | None, path: Path_, key_of_last: bool = False) -> tu
     return best
 
 
+class Marks:
+    """Positions of a loaded file's nodes down to `depth` levels, from libyaml's events: a test's
+    `name` is at depth 5 (views[i].tests[j].name). Composing the whole file instead builds and
+    resolves a node per fixture cell (seconds for big fixture files; view tests locate every
+    test while the engine runs). Deeper paths, and files with aliases near the top, are
+    composed as before. The text must have loaded (`load`): its depth is bounded."""
+
+    def __init__(self, text: str, depth: int = 5) -> None:
+        self.text = text[1:] if text.startswith(BOM) else text
+        self.depth = depth
+        self.at: dict[Path_, tuple[int, int]] = {}
+        self._node: yaml.Node | None = None
+        self.shallow = self._walk()
+
+    def _walk(self) -> bool:  # noqa: C901 - one branch per event kind
+        # per open collection: [its path, is a mapping, the key awaiting its value (None: a key
+        # comes next), next index]; `below` counts collections open beyond `depth`
+        open_: list[list[Any]] = []
+        below = 0
+        for event in yaml.parse(self.text, Loader=_Loader):
+            if below:
+                if isinstance(event, yaml.CollectionStartEvent):
+                    below += 1
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    below -= 1
+                if below:
+                    continue
+                if isinstance(event, yaml.CollectionEndEvent):
+                    continue  # the deep collection closed; its parent goes on
+            if isinstance(event, yaml.CollectionEndEvent):
+                open_.pop()
+                continue
+            if not isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent, yaml.AliasEvent)):
+                continue
+            if open_:
+                top = open_[-1]
+                if top[1] and top[2] is None:  # a mapping's key
+                    if not isinstance(event, yaml.ScalarEvent):
+                        return False  # a complex key: compose
+                    top[2] = event.value
+                    continue
+                if top[1]:
+                    path, top[2] = (*top[0], top[2]), None
+                else:
+                    path, top[3] = (*top[0], top[3]), top[3] + 1
+            else:
+                path = ()
+            if isinstance(event, yaml.AliasEvent):
+                return False  # its nodes are elsewhere: compose
+            mark = event.start_mark
+            self.at.setdefault(path, (mark.line + 1, mark.column + 1) if mark is not None else (1, 1))
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(path) >= self.depth:
+                    below = 1
+                else:
+                    open_.append([path, isinstance(event, yaml.MappingStartEvent), None, 0])
+        return True
+
+    def locate(self, path: Path_) -> tuple[int, int]:
+        """As `locate(compose(text), path)`."""
+        if not self.shallow:
+            return locate(self.node(), path)
+        best = self.at.get((), (1, 1))
+        here: Path_ = ()
+        for part in path:
+            if len(here) >= self.depth:
+                return locate(self.node(), path)  # deeper than the index: compose
+            nxt: Path_ = (*here, str(part))
+            if nxt not in self.at and isinstance(part, int):
+                nxt = (*here, part)
+            if nxt not in self.at:
+                break
+            here, best = nxt, self.at[nxt]
+        return best
+
+    def node(self) -> yaml.Node | None:
+        if self._node is None:
+            self._node = compose(self.text)
+        return self._node
+
+
 def path_text(path: Path_) -> str:
     out = ""
     for part in path:
