@@ -119,9 +119,11 @@ def problems(ws: Workspace, decl: Declarations, ref: str | None = None) -> list[
 Ready = dict[tuple[str, ViewId, int], Prepared]  # (dialect, view, test's index) -> the test prepared
 
 
-def _checked(ws: Workspace, decl: Declarations, ref: str | None) -> tuple[list[Problem], Ready | None]:
+def _checked(ws: Workspace, decl: Declarations, ref: str | None,
+             engines: list[str] | None = None) -> tuple[list[Problem], Ready | None]:
     """`problems`, and the prepared tests when they are what a run would prepare: no input's
-    columns were missing offline (the run asks the catalogs for those). None otherwise."""
+    columns were missing offline (the run asks the catalogs for those). None otherwise.
+    `engines`: the engines the run uses (None: every configured one), whose SQL is prepared."""
     from reconciler.viewtests import engines as test_engines
 
     u = universe(ws, decl, ref, offline=True)
@@ -137,9 +139,12 @@ def _checked(ws: Workspace, decl: Declarations, ref: str | None) -> tuple[list[P
     u = dataclasses.replace(u, table_columns=columns, by_key={})
     out: list[Problem] = []
     prepared: Ready = {}
-    # Each test is checked in the first dialect its view has of the engines configured (Spark's
-    # message when none: the fixtures' problems are the same in every dialect).
-    flavors = [test_engines.load(e).flavor for e in test_engines.chosen(ws.config, None)]
+    # Each test is checked in the first dialect its view has, of the engines this run uses and then
+    # the other configured ones (the first's when it has none: the fixtures' problems are the same
+    # in every dialect); a run on one engine then prepares its tests once, not twice.
+    configured = test_engines.chosen(ws.config, None)
+    first = [e for e in engines or () if e in configured]
+    flavors = [test_engines.load(e).flavor for e in [*first, *(e for e in configured if e not in first)]]
     by_flavor: dict[str, list[tuple[ViewId, ViewTest]]] = {}
     for vid, t in selected(decl):
         f = next((f for f in flavors if decl.views[vid].sql_for(f.dialect) is not None), flavors[0])
@@ -217,7 +222,7 @@ def test(ws: Workspace, request: TestRequest, warn: Callable[[str], None] = lamb
     if "spark" in engines:
         session.prestart(planning.settings_of(ws.config))  # the JVM starts while the files load
     decl = ws.declarations_at(request.ref)
-    found, ready = _checked(ws, decl, request.ref)
+    found, ready = _checked(ws, decl, request.ref, engines)
     if found:
         raise ValidationFailed(found)
     tests = selected(decl, request.select)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -72,6 +73,11 @@ class TrinoEngine:
                                    f"credentials over TLS only), and the url is {settings.url}")
         self.settings = settings
         self._trino = _client()
+        # One connection per thread, kept for the run: a connection is an HTTP session, and a new
+        # one per query cost its TCP connect and session set-up each time.
+        self._local = threading.local()
+        self._opened: list[Any] = []
+        self._lock = threading.Lock()
         started = time.monotonic()
         self._one("SELECT 1")  # reachable, and the credentials accepted
         self.start_seconds = time.monotonic() - started
@@ -91,8 +97,16 @@ class TrinoEngine:
             http_scheme=url.scheme, auth=auth, verify=s.verify, request_timeout=s.timeout,
             source="viewsync-tests", session_properties=dict(SESSION))
 
+    def _connection(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+            with self._lock:
+                self._opened.append(conn)
+        return conn
+
     def _one(self, sql: str) -> tuple[list[dict[str, Any]], list[list[Any]]]:
-        conn = self._connect()
+        conn = self._connection()
         try:
             cur = conn.cursor()
             cur.execute(sql)
@@ -102,11 +116,11 @@ class TrinoEngine:
         except self._trino.exceptions.TrinoQueryError:
             raise
         except (self._trino.exceptions.TrinoConnectionError, OSError) as exc:
+            self._local.conn = None  # the next query opens a new one
             raise TrinoUnavailable(f"Trino at {self.settings.url} does not answer: {exc}") from None
         except self._trino.exceptions.HttpError as exc:  # 401, 403, 5xx
+            self._local.conn = None
             raise TrinoUnavailable(f"Trino at {self.settings.url} refused: {exc}") from None
-        finally:
-            conn.close()
 
     def _answer(self, item: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -123,7 +137,10 @@ class TrinoEngine:
             return {"answers": list(pool.map(self._answer, queries))}
 
     def close(self) -> None:
-        pass
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
 
 
 def _open(config: Config) -> Engine:

@@ -191,6 +191,24 @@ def test_the_engines_session_fixes_join_order_and_broadcasts(trino: Trino) -> No
     assert values["task_concurrency"] == "1"  # one driver per task: no local exchanges to plan
 
 
+
+def test_queries_share_one_connection_per_thread_and_close_with_the_engine(trino: Trino) -> None:
+    """Speed (issue 41): the engine's threads keep one HTTP connection each for the whole run (a new
+    one per query cost its connect and set-up), every query still gets its own answer, and closing
+    the engine closes them."""
+    from reconciler.source.engine_settings import TrinoSettings
+    from reconciler.viewtests.trino_engine import THREADS, TrinoEngine
+
+    engine = TrinoEngine(TrinoSettings(f"http://127.0.0.1:{trino.port}"))
+    queries = [{"id": f"q{i}", "sql": f"SELECT {i} AS n"} for i in range(24)]
+    queries[5]["sql"] = "SELECT 1 / 0 AS n"
+    answers = engine.call({"op": "tests", "queries": queries})["answers"]
+    assert [a["rows"] for a in answers if "rows" in a] == [[[i]] for i in range(24) if i != 5]
+    assert answers[5]["error"]["class"] == "DIVISION_BY_ZERO"
+    assert 1 <= len(engine._opened) <= THREADS + 1  # the pool's threads, and the check at connect
+    engine.close()
+    assert engine._opened == []
+
 JOINED = ("SELECT c.region, SUM(o.amount) AS revenue, COUNT(*) AS orders\n"
           "FROM o JOIN c ON o.cid = c.cid LEFT JOIN (SELECT cid, COUNT(*) AS n FROM c GROUP BY cid) k "
           "ON k.cid = c.cid\nWHERE o.status = 'done'\nGROUP BY c.region")

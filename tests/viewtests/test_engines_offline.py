@@ -156,3 +156,25 @@ def test_a_view_with_only_a_trino_representation_is_not_told_it_lacks_spark_sql(
     assert res.code == 0, res.text
     res = run_cli(repo, "test", "--engine", "spark")
     assert res.code == 1 and "no selected view has a `dialect: spark` representation" in res.text, res.text
+
+
+def test_a_run_on_one_engine_checks_and_prepares_its_tests_in_that_engines_sql_once(tmp_path: Path) -> None:
+    """Speed (issue 41): `test --engine trino` checks each test in the trino SQL it then runs,
+    so the run uses those prepared tests instead of preparing them all a second time; `validate`
+    (every configured engine) still checks a view in the first dialect it has, Spark's."""
+    from reconciler.services import viewtests as service
+    from reconciler.workspace import Workspace
+
+    both = [{"dialect": "spark", "sql": "SELECT 1 AS x"}, {"dialect": "trino", "sql": "SELECT 1 AS x"}]
+    config = {**managed_config(tmp_path), "engines": {"trino": {"url": "http://127.0.0.1:9"}}}
+    repo = write_repo(tmp_path / "repo", config, {
+        "views/local/s.yaml": yaml.safe_dump({"catalog": "local", "schema": "s", "views": [
+            {"name": "both", "representations": both, "tests": [{"name": "one", "expect": {"rows": [{"x": 1}]}}]},
+            {"name": "spark_only", "representations": both[:1], "tests": [{"name": "two", "expect": {"rows": []}}]}]})})
+    ws = Workspace.open(repo)
+    decl = ws.declarations_at(None)
+    _, on_trino = service._checked(ws, decl, None, ["trino"])
+    assert on_trino is not None
+    assert sorted((d, str(v)) for d, v, _ in on_trino) == [("spark", "local.s.spark_only"), ("trino", "local.s.both")]
+    _, everywhere = service._checked(ws, decl, None)
+    assert everywhere is not None and {d for d, _, _ in everywhere} == {"spark"}
