@@ -61,3 +61,16 @@ def test_a_dead_writer_does_not_hold_the_warm_runs(tmp_path: Path) -> None:
 
 def test_no_archive_is_not_ready(tmp_path: Path) -> None:
     assert not _bench().archive_ready(tmp_path)
+
+
+def test_a_run_ends_only_when_every_process_it_started_has_exited(tmp_path: Path) -> None:
+    """A JVM still shutting down after its parent answered ran into the next measurement (Trino's,
+    after Spark's): a run returns once its whole process group is gone, that wait kept apart."""
+    bench = _bench()
+    script = ("import json, subprocess, sys\n"
+              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1.5)'])\n"
+              "print(json.dumps({'wall_s': 0.0}))\n")
+    started = time.perf_counter()
+    result = bench._child([sys.executable, "-c", script], {}, "a run leaving a child behind")
+    assert time.perf_counter() - started >= 1.4
+    assert result["wall_s"] == 0.0 and result["settle_s"] >= 1.0
