@@ -20,6 +20,11 @@ def spark_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def quoted_ident(name: str) -> str:
+    """`name` as a standard SQL identifier (Trino, PostgreSQL): double-quoted, a double quote doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def spark_name(name: str) -> str:
     """`name` as Spark SQL reads it: plain when it is a plain identifier, else back-quoted."""
     return name if _PLAIN.match(name) else spark_ident(name)

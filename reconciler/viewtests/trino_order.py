@@ -14,9 +14,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+from reconciler.core.sql import quoted_ident
 
 
 def window_order(sql: str) -> str | None:
@@ -44,7 +42,7 @@ def window_order(sql: str) -> str | None:
             return None
         direction = "DESC" if ordered.args.get("desc") else "ASC"
         nulls = "NULLS FIRST" if ordered.args.get("nulls_first") else "NULLS LAST"
-        keys.append(f"{_quoted(outputs[at])} {direction} {nulls}")
+        keys.append(f"{quoted_ident(outputs[at])} {direction} {nulls}")
     return ", ".join(keys)
 
 

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from reconciler.core import coltypes
+from reconciler.core import sql as vsql
 from reconciler.core.coltypes import Array, Map, Prim, Struct, Type
 from reconciler.core.model import Column
 from reconciler.source.declarations import Declarations
@@ -21,10 +22,7 @@ from reconciler.viewtests import trino_order
 from reconciler.viewtests.build import Flavor, Prepared
 from reconciler.viewtests.runner import POS, TAG, Profile
 
-
-def ident(name: str) -> str:
-    """`name` as a Trino identifier: double-quoted, a double quote doubled."""
-    return '"' + name.replace('"', '""') + '"'
+ident = vsql.quoted_ident  # `name` as a Trino identifier
 
 
 def string(text: str) -> str:

@@ -19,6 +19,7 @@ from sqlalchemy.engine.interfaces import ReflectedColumn
 from sqlglot import TokenType
 
 from reconciler.adapters.jdbc import types as jtypes
+from reconciler.core.sql import quoted_ident
 
 _CREATE_VIEW_RE = re.compile(r"(?is)^\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?VIEW\s.*?\bAS\s+(.*)$")
 
@@ -121,8 +122,7 @@ class Postgres(Database):
 
     def session_init(self, schema: str) -> str:
         # the view's own schema first, as the database resolves its unqualified names
-        quoted = '"' + schema.replace('"', '""') + '"'
-        return f"SET search_path TO {quoted}, public; {self.read_only_statement}"
+        return f"SET search_path TO {quoted_ident(schema)}, public; {self.read_only_statement}"
 
     def after_read_only(self, dbapi_connection: Any) -> None:
         dbapi_connection.commit()  # psycopg opened a transaction for the SET
