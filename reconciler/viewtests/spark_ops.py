@@ -93,7 +93,7 @@ class TestQueries:
                                                     "message": str(exc).splitlines()[0][:2000]}}
 
         if len(queries) < 2:
-            with self._call_site():
+            with self._call_site_kept():
                 answers.extend(one(q) for q in queries)
             return
         # Each pool thread is a JVM thread of its own (PySpark's pinned threads), ending with the pool.
@@ -105,11 +105,11 @@ class TestQueries:
             self.spark.sparkContext.setLocalProperty(key, value)
 
     @contextlib.contextmanager
-    def _call_site(self) -> Iterator[None]:
-        """CALL_SITE on this thread while the block runs (it serves other operations too)."""
+    def _call_site_kept(self) -> Iterator[None]:
+        """This thread's call site as it was before the block (each query names its own, and this
+        thread serves other operations too)."""
         sc = self.spark.sparkContext
         saved = {key: sc.getLocalProperty(key) for key in CALL_SITE}
-        self._name_call_site()
         try:
             yield
         finally:
