@@ -37,6 +37,11 @@ cold and warm to warm (target: at most 1.5x Spark).
 
     python benchmarks/view_tests.py --engine trino
 
+`--against-jvm-options` measures the same runs, each right after its counterpart, with other
+`spark.jvm_options` in a copy of the project: a before-and-after of the JVM's settings in one run.
+
+    python benchmarks/view_tests.py --runs 3 --against-jvm-options=-XX:+UseSerialGC
+
 SQLMesh lives in its own venv, never in viewsync's dependencies:
     python3 -m venv /work/venv-sqlmesh && /work/venv-sqlmesh/bin/pip install sqlmesh duckdb
 
@@ -51,6 +56,7 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -398,11 +404,13 @@ def make_suite(views: int, tests: int, seed: int) -> list[View]:
     return out
 
 
-def write_config(root: Path, spark_conf: dict[str, str] | None = None, trino_url: str | None = None) -> None:
+def write_config(root: Path, spark_conf: dict[str, str] | None = None, trino_url: str | None = None,
+                 jvm_options: list[str] | None = None) -> None:
     config: dict[str, Any] = {"version": 1, "project": "bench", "state": "sqlite:///.viewsync/state.db",
                               "catalogs": {"local": {"type": "managed", "url": "sqlite:///.viewsync/catalog.db"}}}
-    if spark_conf:
-        config["spark"] = {"conf": spark_conf}
+    if spark_conf or jvm_options:
+        config["spark"] = {**({"conf": spark_conf} if spark_conf else {}),
+                           **({"jvm_options": jvm_options} if jvm_options else {})}
     if trino_url:
         config["engines"] = {"trino": {"url": trino_url, "user": "bench"}}
     (root / "viewsync.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -583,7 +591,12 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="write the generated projects here and keep them")
     ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                     help="also measure one more warm viewsync run with this Spark conf (viewsync.yaml spark.conf)")
+    ap.add_argument("--against-jvm-options", metavar="OPTIONS",
+                    help="also measure, interleaved with each run (cold and warm), the same project with these "
+                         "spark.jvm_options (e.g. '-XX:+UseSerialGC', the collector before issue 44), in its own "
+                         "copy and cache directory")
     args = ap.parse_args()
+    against_opts = args.against_jvm_options.split() if args.against_jvm_options else []
     extra_conf = dict(kv.split("=", 1) for kv in args.spark_conf)
 
     print(machine.describe())
@@ -606,6 +619,13 @@ def main() -> None:
               f"in {time.perf_counter() - started:.1f} s")
 
         cold = viewsync_run(vs_root, cache)
+        against_root, against_cache = base / "viewsync-against", base / "xdg-cache-against"
+        against_cold: list[dict[str, Any]] = []
+        against_warm: list[dict[str, Any]] = []
+        if against_opts:
+            shutil.copytree(vs_root, against_root, ignore=shutil.ignore_patterns(".viewsync"))
+            write_config(against_root, jvm_options=against_opts)
+            against_cold.append(viewsync_run(against_root, against_cache))
         aot_cache = base / "trino.aot"
         aot_cache.unlink(missing_ok=True)
         # Cold as Spark's: no cache, and the cache's recording outside the measured wall (Spark writes
@@ -616,6 +636,8 @@ def main() -> None:
         on_trino: list[dict[str, Any]] = []
         for i in range(args.runs):  # with --engine trino, interleaved: Spark's and Trino's runs see the same machine
             warm.append(viewsync_run(vs_root, cache, warm=True))
+            if against_opts:
+                against_warm.append(viewsync_run(against_root, against_cache, warm=True))
             if args.engine == "trino":
                 on_trino.append(trino_run(vs_root, base / f"trino-{i}", aot_cache))
         tuned: list[dict[str, Any]] = []
@@ -646,9 +668,18 @@ def main() -> None:
         ("  JVM peak RSS (MB)", warm, "jvm_peak_rss_mb", 0, "≤ 1024"),
         ("  then its processes' exit (s, not in the wall)", warm, "settle_s", 1, ""),
     ]
+    if against_opts:  # the same rows for the runs with --against-jvm-options, each after its counterpart
+        label = f"with jvm_options {' '.join(against_opts)}: "
+        table += [(("viewsync " + label + name.removeprefix("viewsync ")) if not name.startswith(" ") else name,
+                   against_cold if runs is not warm else against_warm, key, digits, target)
+                  for name, runs, key, digits, target in table]
     for name, runs, key, digits, target in table:
         print(f"| {name} | {len(runs)} | {_fmt([float(r[key] or 0) for r in runs], digits)} | {target} | "
               f"{_loads(runs)} |")
+    if against_opts:
+        ratio = statistics.median(r["wall_s"] for r in warm) / statistics.median(r["wall_s"] for r in against_warm)
+        print(f"| ratio this ÷ with jvm_options {' '.join(against_opts)}, wall: cold, warm | | "
+              f"{cold['wall_s'] / against_cold[0]['wall_s']:.2f}, {ratio:.2f} | | |")
     if tuned:
         for name, key, digits in (("wall incl. Spark start (s)", "wall_s", 1),
                                   ("  of which running the tests (s)", "run_s", 1),
@@ -704,6 +735,7 @@ def main() -> None:
     if tuned:
         print("--spark-conf: " + ", ".join(f"{k}={v}" for k, v in extra_conf.items()))
     for label, runs in (("viewsync cold", [cold]), ("viewsync warm", warm), ("viewsync with --spark-conf", tuned),
+                        ("viewsync with --against-jvm-options", [*against_cold, *against_warm]),
                         ("viewsync on Trino, cold", [trino_cold] if trino_cold else []),
                         ("viewsync on Trino, warm", on_trino)):
         for r in runs:
