@@ -35,6 +35,7 @@ from reconciler.datareview.view_sql import NotReadable, sql_in
 from reconciler.jars import maven
 from reconciler.source.config import CatalogConfig, Config
 from reconciler.source.spark_settings import LiveCatalog, LiveSettings
+from reconciler.spark import conf as spark_conf
 from reconciler.verify.sources import Sources
 
 ICEBERG_RUNTIME = "iceberg-spark-runtime"
@@ -298,7 +299,8 @@ def _iceberg_conf(name: str, options: dict[str, Any]) -> dict[str, str]:
 def session_conf(config: Config, readers_: dict[str, Reader], work: Path) -> dict[str, str]:
     """The review session's Spark conf: the master, the catalogs' conf, jars and packages."""
     live: LiveSettings = config.spark.live
-    jvm = ["-XX:+UseSerialGC", f"-Djava.io.tmpdir={work}", *live.jvm_options]
+    jvm = [*spark_conf.collector(live.jvm_options, spark_conf.REVIEW_COLLECTOR), f"-Djava.io.tmpdir={work}",
+           *live.jvm_options]
     conf: dict[str, str] = {
         "spark.master": live.master or config.spark.master,
         "spark.sql.catalogImplementation": "in-memory",

@@ -36,7 +36,8 @@ def start(settings: SparkSettings) -> SparkChild:
     java = spark_conf.java()
     work = work_dir("viewsync-spark-")
     archive = Archive.for_child(java, pyspark) if settings.class_data_sharing else None
-    jvm = ["-XX:TieredStopAtLevel=1", *collector(settings.jvm_options), f"-Djava.io.tmpdir={work}",
+    gc = spark_conf.collector(settings.jvm_options, spark_conf.TESTS_COLLECTOR)
+    jvm = ["-XX:TieredStopAtLevel=1", *gc, f"-Djava.io.tmpdir={work}",
            *(archive.jvm_flags() if archive is not None else []), *settings.jvm_options]
     # Tests type timestamps with a local time zone in UTC (viewtests.values); a conf may say otherwise.
     # Tests' jobs are tiny: waiting for a task's preferred locality only adds delay (one executor).
@@ -58,14 +59,6 @@ def start(settings: SparkSettings) -> SparkChild:
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     return SparkChild(Launch(command(sys.executable, "reconciler.spark.serve", HANDLERS), conf, env, work, NAMES,
                              archive))
-
-
-def collector(jvm_options: tuple[str, ...]) -> list[str]:
-    """The garbage collector flag, unless the user's options choose one (two would stop the JVM).
-    Parallel, not serial: a view test run allocates ~20 GB in ~25 s, and the serial collector's
-    pauses (~4 s) stopped every thread while one core idled; two GC threads halve them."""
-    chosen = any(o.startswith("-XX:+Use") and o.endswith("GC") for o in jvm_options)
-    return [] if chosen else ["-XX:+UseParallelGC"]
 
 
 def _key(settings: SparkSettings) -> str:

@@ -1,22 +1,41 @@
-"""The Spark child's garbage collector (issue 44, item 2): the parallel collector by default, whose
-two threads halve the pauses of a view test run; a collector the user names in
-`spark.jvm_options` replaces it (a JVM given two collectors refuses to start)."""
+"""The Spark JVMs' garbage collector (issue 44, item 2): the scratch child (verification, view
+tests) runs the parallel collector, whose two threads halve the pauses of a view test run; the
+review session keeps the serial one. A collector the user names in `spark.jvm_options` (or
+`spark.live.jvm_options`) replaces ours: a JVM given two collectors refuses to start."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from reconciler.datareview import catalogs
+from reconciler.source.config import load_config
 from reconciler.source.spark_settings import SparkSettings
+from reconciler.spark.conf import collector
 from reconciler.verify import session
 
 
-def test_the_parallel_collector_unless_the_user_names_one() -> None:
-    assert session.collector(()) == ["-XX:+UseParallelGC"]
-    assert session.collector(("-Xss4m", "-XX:+UseStringDeduplication")) == ["-XX:+UseParallelGC"]
-    assert session.collector(("-XX:+UseSerialGC",)) == []
-    assert session.collector(("-Xss4m", "-XX:+UseG1GC")) == []
+def test_our_collector_unless_the_user_names_one() -> None:
+    assert collector((), "-XX:+UseParallelGC") == ["-XX:+UseParallelGC"]
+    assert collector(("-Xss4m", "-XX:+UseStringDeduplication"), "-XX:+UseParallelGC") == ["-XX:+UseParallelGC"]
+    assert collector(("-XX:+UseSerialGC",), "-XX:+UseParallelGC") == []
+    assert collector(["-Xss4m", "-XX:+UseG1GC"], "-XX:+UseSerialGC") == []
+
+
+@pytest.mark.parametrize(("live", "expected"), [({}, ["-XX:+UseSerialGC"]),
+                                                ({"jvm_options": ["-XX:+UseParallelGC", "-Xss4m"]},
+                                                 ["-XX:+UseParallelGC"])], ids=["default", "the-user-s-collector"])
+def test_the_review_session_names_one_collector(tmp_path: Path, live: dict[str, list[str]],
+                                                 expected: list[str]) -> None:
+    (tmp_path / "viewsync.yaml").write_text(
+        "version: 1\nproject: p\ncatalogs: {h: {type: hms, uri: 'thrift://meta:9083'}}\n"
+        f"spark: {{live: {json.dumps(live)}}}\n")
+    config = load_config(tmp_path)
+    conf = catalogs.session_conf(config, catalogs.readers(config), tmp_path)
+    options = conf["spark.driver.extraJavaOptions"].split()
+    assert [o for o in options if o.startswith("-XX:+Use") and o.endswith("GC")] == expected
 
 
 def _collectors(pid: int) -> list[str]:
