@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hms_vs_thrift import client, metastore, reset_db, warm_up, write_repo
+from hms_vs_thrift import reset_db, warm_metastore, write_repo
 
 
 def apply_cpu(tree: Path, work: Path, port: int, c: Any, n: int, parallelism: int) -> tuple[float, float, int]:
@@ -64,11 +64,7 @@ def main() -> None:
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-cpu-") as tmp:
         work = Path(tmp)
-        (work / "hms").mkdir()
-        with metastore(work / "hms") as (port, _audit, _pid):
-            c = client(port)
-            reset_db(c, "src")
-            warm_up(port)
+        with warm_metastore(work) as (port, c):
             for r in range(args.rounds):
                 for tree in trees if r % 2 == 0 else trees[::-1]:  # interleaved, alternating order
                     user, system, created = apply_cpu(tree, work, port, c, args.n, args.parallelism)
@@ -80,7 +76,6 @@ def main() -> None:
                         fixed[tree].append(u1 + s1)
                         line += f"; 1 create {u1 + s1:.3f} s"
                     print(f"{line}; load {os.getloadavg()[0]:.2f}", flush=True)
-            c.close()
     print(f"\nclient CPU per created view, {args.n} creates, --parallelism {args.parallelism}, {args.rounds} rounds "
           f"interleaved; load {load0:.2f} at start, {os.getloadavg()[0]:.2f} at end ({os.cpu_count()} cores)")
     for tree in trees:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hms_vs_thrift import client, metastore, reset_db, warm_up, write_repo
+from hms_vs_thrift import reset_db, warm_metastore, write_repo
 from installed import compile_viewsync
 
 # Every thread's run() under its own profiler, merged with the main thread's at the end.
@@ -61,11 +61,7 @@ def main() -> None:
     compile_viewsync()
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-profile-") as tmp:
         work = Path(tmp)
-        (work / "hms").mkdir()
-        with metastore(work / "hms") as (port, _audit, _pid):
-            c = client(port)
-            reset_db(c, "src")
-            warm_up(port)
+        with warm_metastore(work) as (port, c):
             reset_db(c, "bench")
             root = work / "repo"
             root.mkdir()
@@ -80,7 +76,6 @@ def main() -> None:
                 raise SystemExit(res.stdout[-2000:] + res.stderr[-3000:])
             got = json.loads(res.stderr.strip().splitlines()[-1])
             created = len(c.get_all_tables("bench"))
-            c.close()
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             print(f"apply of {args.n} creates (--parallelism {args.parallelism}), profiled: {got['s']:.2f} s; "
                   f"{created} created; child CPU {cpu:.2f} s = {cpu / max(created, 1) * 1000:.2f} ms per view "

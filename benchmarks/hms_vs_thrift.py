@@ -153,6 +153,21 @@ def metastore(d: Path) -> Iterator[tuple[int, Path, int]]:
         log.close()
 
 
+@contextmanager
+def warm_metastore(work: Path) -> Iterator[tuple[int, Any]]:
+    """A metastore under `work`/hms with an empty `src` database, past its interpreted first calls:
+    its port and a client (closed after)."""
+    (work / "hms").mkdir()
+    with metastore(work / "hms") as (port, _audit, _pid):
+        c = client(port)
+        reset_db(c, "src")
+        warm_up(port)
+        try:
+            yield port, c
+        finally:
+            c.close()
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system) a running process has used, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
