@@ -129,13 +129,15 @@ def main() -> None:
         step = max(1, args.views // max(1, args.changed))
         changed = set(range(1, args.views, step)[:args.changed])
         full, incr, full_b, incr_b = [], [], [], []
-        for _ in range(args.runs):  # interleaved: each run, then its counterpart with --against-jvm-options
-            for runs, opts in ((full, None), (full_b, against)) if against else ((full, None),):
+        # each run, then its counterpart with --against-jvm-options (interleaved)
+        variants = [(None, full, incr)] + ([(against, full_b, incr_b)] if against else [])
+        for _ in range(args.runs):
+            for opts, f_runs, _ in variants:
                 make_repo(root, args.views, args.tables, set(), opts)
-                runs.append(child(root, "full"))
-            for runs, opts in ((incr, None), (incr_b, against)) if against else ((incr, None),):
+                f_runs.append(child(root, "full"))
+            for opts, _, i_runs in variants:
                 make_repo(root, args.views, args.tables, changed, opts)
-                runs.append(child(root, "incremental"))
+                i_runs.append(child(root, "incremental"))
         print(f"viewsync Spark verification: {args.views} views over {args.tables} tables "
               f"({sum(1 for i in range(args.views) if i % 3 == 0 and i > 0)} read another view), "
               f"{len(changed)} changed; {args.runs} run(s); {os.cpu_count()} CPU(s); "
@@ -143,9 +145,8 @@ def main() -> None:
         print()
         print("| measurement | median | min | max | target |")
         print("|---|---:|---:|---:|---:|")
-        for label, f_runs, i_runs in (("", full, incr), (f"with {' '.join(against)}: ", full_b, incr_b)):
-            if not f_runs:
-                continue
+        for opts, f_runs, i_runs in variants:
+            label = f"with {' '.join(opts)}: " if opts else ""
             rows = [(f"{label}full validate --spark, wall incl. Spark start (s)", [r["wall_s"] for r in f_runs],
                      "≤ 12"),
                     ("  of which Spark start (s)", [r["spark_start_s"] for r in f_runs], ""),

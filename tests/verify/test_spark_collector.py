@@ -34,13 +34,11 @@ def test_the_review_session_names_one_collector(tmp_path: Path, live: dict[str, 
         f"spark: {{live: {json.dumps(live)}}}\n")
     config = load_config(tmp_path)
     conf = catalogs.session_conf(config, catalogs.readers(config), tmp_path)
-    options = conf["spark.driver.extraJavaOptions"].split()
-    assert [o for o in options if o.startswith("-XX:+Use") and o.endswith("GC")] == expected
+    assert _collectors(conf["spark.driver.extraJavaOptions"].split()) == expected
 
 
-def _collectors(pid: int) -> list[str]:
-    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-    return [a for a in args if a.startswith("-XX:+Use") and a.endswith("GC")]
+def _collectors(jvm_args: list[str]) -> list[str]:
+    return [a for a in jvm_args if a.startswith("-XX:+Use") and a.endswith("GC")]
 
 
 @pytest.mark.slow
@@ -51,7 +49,7 @@ def test_the_child_jvm_runs_one_collector_and_answers(options: tuple[str, ...], 
     child = session.start(SparkSettings(jvm_options=options, class_data_sharing=False))
     try:
         assert child.jvm_pid is not None
-        assert _collectors(child.jvm_pid) == expected
+        assert _collectors(Path(f"/proc/{child.jvm_pid}/cmdline").read_bytes().decode().split("\0")) == expected
         got = child.call({"op": "tests", "queries": [{"id": "q", "sql": "SELECT 6 * 7 AS x"}]})
         assert got["answers"][0]["rows"] == [[42]]
     finally:
