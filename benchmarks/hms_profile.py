@@ -57,6 +57,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--out", type=Path, help="keep the profile here (pstats format)")
     ap.add_argument("--callees", nargs="*", default=[], help="also print what these functions call (regexes)")
+    ap.add_argument("--noop-plan", action="store_true",
+                    help="after the apply, profile `viewsync plan` with nothing to do instead (issue 44, item 4)")
     args = ap.parse_args()
     compile_viewsync()
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-profile-") as tmp:
@@ -67,18 +69,24 @@ def main() -> None:
             root.mkdir()
             write_repo(root, port, args.n, lambda i: 0)
             out = work / "apply.prof"
+            apply = ["--repo", str(root), "--parallelism", str(args.parallelism), "apply", "--auto-approve",
+                     "--allow-dirty"]
+            if args.noop_plan:  # unprofiled apply, then the plan that finds nothing to do
+                subprocess.run([sys.executable, "-m", "reconciler.cli", *apply], check=True, capture_output=True)
+            command = ["--repo", str(root), "plan", "--detailed-exitcode"] if args.noop_plan else apply
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            res = subprocess.run([sys.executable, "-c", CHILD, str(out), "--repo", str(root), "--parallelism",
-                                  str(args.parallelism), "apply", "--auto-approve", "--allow-dirty"],
-                                 capture_output=True, text=True)
+            res = subprocess.run([sys.executable, "-c", CHILD, str(out), *command], capture_output=True, text=True)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if res.returncode != 0:
                 raise SystemExit(res.stdout[-2000:] + res.stderr[-3000:])
             got = json.loads(res.stderr.strip().splitlines()[-1])
-            created = len(c.get_all_tables("bench"))
+            if got["code"] != 0:  # --detailed-exitcode: 2 would mean the plan found changes
+                raise SystemExit(f"exit code {got['code']}:\n" + res.stdout[-2000:])
+            views = len(c.get_all_tables("bench"))
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            print(f"apply of {args.n} creates (--parallelism {args.parallelism}), profiled: {got['s']:.2f} s; "
-                  f"{created} created; child CPU {cpu:.2f} s = {cpu / max(created, 1) * 1000:.2f} ms per view "
+            what = "no-op plan of" if args.noop_plan else "apply of"
+            print(f"{what} {args.n} views (--parallelism {args.parallelism}), profiled: {got['s']:.2f} s; "
+                  f"{views} in the metastore; child CPU {cpu:.2f} s = {cpu / max(views, 1) * 1000:.2f} ms per view "
                   f"(profiling overhead included)")
             stats = pstats.Stats(str(out))
             stats.sort_stats("tottime").print_stats(args.top)

@@ -45,7 +45,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (
 )
 from pydantic import Field
 from thrift.protocol import TBinaryProtocol, TProtocol
-from thrift.Thrift import TException
+from thrift.Thrift import TApplicationException, TException
 from thrift.transport import TSocket, TTransport
 
 from reconciler.adapters.base import (
@@ -283,6 +283,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
         self._reader: ThreadPoolExecutor | None = None  # bulk reads ahead of decoding (_bulk_read)
         self._reader_lock = threading.Lock()
+        self._meta_listing = False  # the metastore lacks get_tables_by_type: list with get_table_meta
         # Tables the plan's check encoded for views to create, taken by create (one encoding per view).
         self._encoded: dict[tuple[ViewId, str, str], TableDesc] = {}
 
@@ -437,25 +438,34 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         if not _HMS_NAME.match(schema):
             snap.exists = False  # HMS database names are lowercase words; no nested namespaces
             return snap
-        metas = self._call(f"listing tables of {schema!r}", lambda c: c.get_table_meta(schema, "*", []))
-        if not metas and not self._database_exists(schema):
+        views, others = self._call(f"listing tables of {schema!r}", lambda c: self._list_tables(c, schema))
+        if not views and not others and not self._database_exists(schema):
             snap.exists = False
             return snap
-        views: list[str] = []
-        for meta in metas:
-            if meta.dbName != schema:
-                continue
-            if (meta.tableType or "").upper() == formats.VIRTUAL_VIEW:
-                views.append(meta.tableName)
-            else:
-                snap.tables.add(meta.tableName)
-        for tables in self._bulk_read(schema, sorted(views)):
+        snap.tables.update(others)
+        for tables in self._bulk_read(schema, views):
             for table in tables:
                 desc = from_thrift(table)
                 live = self.live_view(ViewId(self.name, desc.database, desc.name), desc, snap.warnings,
                                       fingerprint=fingerprint(desc), handle=HmsHandle(table))
                 snap.views[live.id.name] = live
         return snap
+
+    def _list_tables(self, c: hmsclient.HMSClient, schema: str) -> tuple[list[str], set[str]]:
+        """The names of the database's views (sorted) and of its other tables. Two name
+        listings cost the metastore ~5 ms for 1,000 tables where get_table_meta, which builds
+        a row per table, costs ~85 ms: the no-op plan's first read waits on this. A view made
+        between the two calls is left out (apply reads again under its lock)."""
+        if not self._meta_listing:
+            try:
+                views: list[str] = c.get_tables_by_type(schema, "*", formats.VIRTUAL_VIEW)
+                return sorted(views), set(c.get_all_tables(schema)) - set(views)
+            except TApplicationException:  # a metastore before Hive 2.3: no get_tables_by_type
+                self._meta_listing = True
+        metas = c.get_table_meta(schema, "*", [])
+        mine = [m for m in metas if m.dbName == schema]  # (the name is a pattern to the metastore)
+        views = sorted(m.tableName for m in mine if (m.tableType or "").upper() == formats.VIRTUAL_VIEW)
+        return views, {m.tableName for m in mine} - set(views)
 
     def fetch_owned(self, schema: str, project: str) -> SchemaSnapshot:
         """Our views of an undeclared database: one filtered listing (the metastore matches

@@ -88,6 +88,36 @@ def test_fetch_is_bulk_and_lists_tables(adapter: HiveMetastoreAdapter, database:
     assert snap.tables == {"orders"}
 
 
+def test_a_metastore_without_get_tables_by_type_is_listed_with_get_table_meta(
+        adapter: HiveMetastoreAdapter, database: str, hms_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metastores before Hive 2.3 answer get_tables_by_type with "Invalid method name": the
+    listing falls back to get_table_meta, once, and the snapshot is the same."""
+    from hmsclient import hmsclient
+    from hmsclient.genthrift.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+    from thrift.Thrift import TApplicationException
+
+    hms_client.create_table(Table(tableName="orders", dbName=database, tableType="EXTERNAL_TABLE",
+                                  sd=StorageDescriptor(cols=[FieldSchema("id", "bigint")], serdeInfo=SerDeInfo()),
+                                  partitionKeys=[], parameters={}))
+    for name in ("b", "a"):
+        view = ViewId("hive", database, name)
+        adapter.create(view, adapter.storable(view, spec_of()), marker_for(adapter, view, spec_of()), CTX)
+    new = adapter.fetch(database)
+    asked: list[str] = []
+
+    def old_server(self: Any, db: str, pattern: str, table_type: str) -> Any:
+        asked.append(db)  # what a Hive 2.1 metastore answers: the method is not in its service
+        raise TApplicationException(TApplicationException.UNKNOWN_METHOD, "Invalid method name: 'get_tables_by_type'")
+
+    monkeypatch.setattr(hmsclient.HMSClient, "get_tables_by_type", old_server)
+    old = adapter.fetch(database)
+    again = adapter.fetch(database)
+    assert asked == [database]  # asked once: the adapter remembers the metastore's version
+    for snap in (new, old, again):
+        assert list(snap.views) == ["a", "b"] and snap.tables == {"orders"}
+    assert old.views["a"].spec == new.views["a"].spec
+
+
 def test_missing_database(adapter: HiveMetastoreAdapter) -> None:
     snap = adapter.fetch("no_such_db")
     assert not snap.exists
