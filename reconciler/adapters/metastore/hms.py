@@ -455,7 +455,9 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         """The names of the database's views (sorted) and of its other tables. Two name
         listings cost the metastore ~5 ms for 1,000 tables where get_table_meta, which builds
         a row per table, costs ~85 ms: the no-op plan's first read waits on this. A view made
-        between the two calls is left out (apply reads again under its lock)."""
+        between the two calls counts as a table here, as one made just after the listing is not
+        seen at all: the snapshot is a read at one moment, and apply reads its views again under
+        its lock."""
         if not self._meta_listing:
             try:
                 views: list[str] = c.get_tables_by_type(schema, "*", formats.VIRTUAL_VIEW)
