@@ -1,0 +1,96 @@
+"""A no-op `viewsync plan` on a real Hive Metastore, checkouts compared run for run against the
+raw bulk read (issue 44, item 4: the plan <= 0.8x the raw read).
+
+Applies N views once (from the first checkout), then each round times the raw bulk read
+(get_table_meta, then get_table_objects_by_name of 100 names at a time, one connection, as
+benchmarks/hms_vs_thrift.py does) and `viewsync plan --detailed-exitcode` from every checkout,
+in alternating order. A plan's time is the command's own (imports included, interpreter
+start-up excluded), as hms_vs_thrift.py counts it; every plan must find nothing to do.
+
+    python benchmarks/hms_noop_plan.py --n 1000 --rounds 11 /path/to/other/checkout .
+
+Each checkout is a directory holding `reconciler/` and `schemas/` (e.g. `git archive <commit>
+reconciler schemas` unpacked); its modules are byte-compiled first, as an installation has them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hms_vs_thrift import CHILD, reset_db, warm_metastore, write_repo
+
+
+def raw_bulk_read(c: Any, db: str) -> float:
+    """Seconds to list the database and read all its tables, 100 per call, on one connection."""
+    t0 = time.perf_counter()
+    names = sorted(m.tableName for m in c.get_table_meta(db, "*", []))
+    for i in range(0, len(names), 100):
+        c.get_table_objects_by_name(db, names[i:i + 100])
+    return time.perf_counter() - t0
+
+
+def noop_plan(tree: Path, root: Path) -> float:
+    """The command's seconds of a plan run from `tree`; it must find nothing to do."""
+    done = subprocess.run([sys.executable, "-c", CHILD, "--repo", str(root), "plan", "--detailed-exitcode"],
+                          capture_output=True, text=True, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+    lines = done.stderr.strip().splitlines()
+    got = json.loads(lines[-1]) if done.returncode == 0 and lines else {}
+    if got.get("code") != 0:  # --detailed-exitcode: 2 is a plan with changes
+        raise SystemExit(f"{tree}: the plan is not a no-op ({got.get('code', done.returncode)})\n"
+                         f"{done.stdout[-1500:]}{done.stderr[-2000:]}")
+    return float(got["s"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trees", nargs="+", type=Path, help="checkouts to compare (directories holding reconciler/)")
+    ap.add_argument("--n", type=int, default=1_000)
+    ap.add_argument("--rounds", type=int, default=11)
+    args = ap.parse_args()
+    trees = [t.resolve() for t in args.trees]
+    for tree in trees:
+        if not compileall.compile_dir(str(tree / "reconciler"), quiet=1):
+            raise SystemExit(f"could not byte-compile {tree / 'reconciler'}")
+    raw: list[float] = []
+    ours: dict[Path, list[float]] = {t: [] for t in trees}
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="viewsync-hms-noop-") as tmp:
+        work = Path(tmp)
+        with warm_metastore(work) as (port, c):
+            reset_db(c, "bench")
+            root = work / "repo"
+            root.mkdir()
+            write_repo(root, port, args.n, lambda i: 0)
+            subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(root), "apply", "--auto-approve",
+                            "--allow-dirty"], check=True, capture_output=True, cwd=trees[0],
+                           env={**os.environ, "PYTHONPATH": str(trees[0])})
+            for r in range(args.rounds):
+                raw.append(raw_bulk_read(c, "bench"))
+                for tree in trees if r % 2 == 0 else trees[::-1]:  # interleaved, alternating order
+                    ours[tree].append(noop_plan(tree, root))
+                print(f"round {r}: raw {raw[-1]:.3f} s, " + ", ".join(f"{t.name} {ours[t][-1]:.3f} s" for t in trees)
+                      + f"; load {os.getloadavg()[0]:.2f}", flush=True)
+    base = statistics.median(raw)
+    print(f"\nno-op plan of {args.n:,} views, {args.rounds} rounds interleaved; load {load0:.2f} at start, "
+          f"{os.getloadavg()[0]:.2f} at end ({os.cpu_count()} cores)\n")
+    print("| run | median s (min-max) | / raw bulk read |")
+    print("|---|---|---|")
+    print(f"| raw bulk read | {base:.3f} ({min(raw):.3f}-{max(raw):.3f}) | 1.00 |")
+    for tree in trees:
+        v = ours[tree]
+        print(f"| {tree} | {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | "
+              f"{statistics.median(v) / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
