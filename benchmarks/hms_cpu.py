@@ -15,10 +15,8 @@ unpacked); its modules are byte-compiled first, as an installation has them.
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -26,22 +24,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hms_vs_thrift import reset_db, warm_metastore, write_repo
+from hms_vs_thrift import DB, fresh_repo, warm_metastore
+from installed import compile_trees
 
 
 def apply_cpu(tree: Path, work: Path, port: int, c: Any, n: int, parallelism: int) -> tuple[float, float, int]:
     """(user, system) CPU seconds of one apply of `n` creates run from `tree`, and the views created."""
-    reset_db(c, "bench")
-    root = work / "repo"
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir()
-    write_repo(root, port, n, lambda i: 0)
+    root = fresh_repo(work, port, c, n)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(root), "--parallelism", str(parallelism),
                            "apply", "--auto-approve", "--allow-dirty"], capture_output=True, text=True, cwd=tree,
                           env={**os.environ, "PYTHONPATH": str(tree)})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    created = len(c.get_all_tables("bench"))
+    created = len(c.get_all_tables(DB))
     if done.returncode != 0 or created != n:
         raise SystemExit(f"{tree}: apply created {created} of {n}\n{done.stdout[-1500:]}{done.stderr[-2000:]}")
     return after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, created
@@ -56,9 +51,7 @@ def main() -> None:
     ap.add_argument("--fixed", action="store_true", help="also apply 1 view per round: the fixed cost")
     args = ap.parse_args()
     trees = [t.resolve() for t in args.trees]
-    for tree in trees:
-        if not compileall.compile_dir(str(tree / "reconciler"), quiet=1):
-            raise SystemExit(f"could not byte-compile {tree / 'reconciler'}")
+    compile_trees(trees)
     per_view: dict[Path, list[float]] = {t: [] for t in trees}
     fixed: dict[Path, list[float]] = {t: [] for t in trees}
     load0 = os.getloadavg()[0]

@@ -16,7 +16,6 @@ reconciler schemas` unpacked); its modules are byte-compiled first, as an instal
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import statistics
@@ -27,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hms_vs_thrift import CHILD, reset_db, warm_metastore, write_repo
+from hms_vs_thrift import CHILD, DB, fresh_repo, warm_metastore
+from installed import compile_trees
 
 
 def raw_bulk_read(c: Any, db: str) -> float:
@@ -58,24 +58,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=11)
     args = ap.parse_args()
     trees = [t.resolve() for t in args.trees]
-    for tree in trees:
-        if not compileall.compile_dir(str(tree / "reconciler"), quiet=1):
-            raise SystemExit(f"could not byte-compile {tree / 'reconciler'}")
+    compile_trees(trees)
     raw: list[float] = []
     ours: dict[Path, list[float]] = {t: [] for t in trees}
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-noop-") as tmp:
         work = Path(tmp)
         with warm_metastore(work) as (port, c):
-            reset_db(c, "bench")
-            root = work / "repo"
-            root.mkdir()
-            write_repo(root, port, args.n, lambda i: 0)
+            root = fresh_repo(work, port, c, args.n)
             subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(root), "apply", "--auto-approve",
                             "--allow-dirty"], check=True, capture_output=True, cwd=trees[0],
                            env={**os.environ, "PYTHONPATH": str(trees[0])})
             for r in range(args.rounds):
-                raw.append(raw_bulk_read(c, "bench"))
+                raw.append(raw_bulk_read(c, DB))
                 for tree in trees if r % 2 == 0 else trees[::-1]:  # interleaved, alternating order
                     ours[tree].append(noop_plan(tree, root))
                 print(f"round {r}: raw {raw[-1]:.3f} s, " + ", ".join(f"{t.name} {ours[t][-1]:.3f} s" for t in trees)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hms_vs_thrift import reset_db, warm_metastore, write_repo
+from hms_vs_thrift import DB, fresh_repo, warm_metastore
 from installed import compile_viewsync
 
 # Every thread's run() under its own profiler, merged with the main thread's at the end.
@@ -64,10 +64,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-profile-") as tmp:
         work = Path(tmp)
         with warm_metastore(work) as (port, c):
-            reset_db(c, "bench")
-            root = work / "repo"
-            root.mkdir()
-            write_repo(root, port, args.n, lambda i: 0)
+            root = fresh_repo(work, port, c, args.n)
             out = work / "apply.prof"
             apply = ["--repo", str(root), "--parallelism", str(args.parallelism), "apply", "--auto-approve",
                      "--allow-dirty"]
@@ -82,7 +79,7 @@ def main() -> None:
             got = json.loads(res.stderr.strip().splitlines()[-1])
             if got["code"] != 0:  # --detailed-exitcode: 2 would mean the plan found changes
                 raise SystemExit(f"exit code {got['code']}:\n" + res.stdout[-2000:])
-            views = len(c.get_all_tables("bench"))
+            views = len(c.get_all_tables(DB))
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             what = "no-op plan of" if args.noop_plan else "apply of"
             print(f"{what} {args.n} views (--parallelism {args.parallelism}), profiled: {got['s']:.2f} s; "

@@ -168,6 +168,16 @@ def warm_metastore(work: Path) -> Iterator[tuple[int, Any]]:
             c.close()
 
 
+def fresh_repo(work: Path, port: int, c: Any, n: int) -> Path:
+    """`work`/repo declaring views v_00000... of database DB (emptied), nothing applied yet."""
+    reset_db(c, DB)
+    root = work / "repo"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    write_repo(root, port, n, lambda i: 0)
+    return root
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system) a running process has used, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

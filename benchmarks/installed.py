@@ -18,3 +18,10 @@ def compile_viewsync() -> None:
 
     if not compileall.compile_dir(str(Path(reconciler.__file__).parent), quiet=1):
         raise SystemExit("could not byte-compile the reconciler package")
+
+
+def compile_trees(trees: list[Path]) -> None:
+    """The same for each checkout a benchmark compares (a directory holding reconciler/)."""
+    for tree in trees:
+        if not compileall.compile_dir(str(tree / "reconciler"), quiet=1):
+            raise SystemExit(f"could not byte-compile {tree / 'reconciler'}")
