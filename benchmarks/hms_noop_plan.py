@@ -16,7 +16,6 @@ reconciler schemas` unpacked); its modules are byte-compiled first, as an instal
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hms_vs_thrift import CHILD, DB, fresh_repo, warm_metastore
+from hms_vs_thrift import DB, fresh_repo, run_child, warm_metastore
 from installed import compile_trees
 
 
@@ -41,14 +40,12 @@ def raw_bulk_read(c: Any, db: str) -> float:
 
 def noop_plan(tree: Path, root: Path) -> float:
     """The command's seconds of a plan run from `tree`; it must find nothing to do."""
-    done = subprocess.run([sys.executable, "-c", CHILD, "--repo", str(root), "plan", "--detailed-exitcode"],
-                          capture_output=True, text=True, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
-    lines = done.stderr.strip().splitlines()
-    got = json.loads(lines[-1]) if done.returncode == 0 and lines else {}
-    if got.get("code") != 0:  # --detailed-exitcode: 2 is a plan with changes
-        raise SystemExit(f"{tree}: the plan is not a no-op ({got.get('code', done.returncode)})\n"
+    seconds, done = run_child(["--repo", str(root), "plan", "--detailed-exitcode"], cwd=tree,
+                              env={**os.environ, "PYTHONPATH": str(tree)})
+    if done.returncode != 0:  # --detailed-exitcode: 2 is a plan with changes
+        raise SystemExit(f"{tree}: the plan is not a no-op ({done.returncode})\n"
                          f"{done.stdout[-1500:]}{done.stderr[-2000:]}")
-    return float(got["s"])
+    return seconds
 
 
 def main() -> None:

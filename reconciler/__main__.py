@@ -1,5 +1,5 @@
 """`python -m reconciler`: the same command line as `viewsync`."""
 
-from reconciler.cli import main
+from reconciler.cli import run
 
-main()
+run()

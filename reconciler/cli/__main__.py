@@ -1,4 +1,4 @@
 """`python -m reconciler.cli`: the same command line as `viewsync`."""
-from reconciler.cli import main
+from reconciler.cli import run
 
-main()
+run()

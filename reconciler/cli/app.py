@@ -9,7 +9,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -221,3 +221,45 @@ def main() -> None:
         sys.exit(1)
     finally:
         current.close()
+
+
+def run() -> NoReturn:
+    """The `viewsync` program (the console script, `python -m reconciler`): `main`, then the
+    interpreter's own exit steps, without its teardown of every object one by one."""
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = _status(e.code)
+    exit_now(code)
+
+
+def _status(code: object) -> int:
+    """The process's exit status for `sys.exit(code)`, as the interpreter makes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process as the interpreter's exit does, up to its teardown: wait for the other
+    non-daemon threads (and stop idle executor workers), run the atexit handlers (Spark and
+    Trino children, temporary directories), flush stdout and stderr. The teardown after that
+    frees each object of the run one by one (every decoded view, syntax tree and record):
+    ~0.1 s of a no-op plan over 1,000 views, a tenth of it, for memory the process is about
+    to hand back anyway. A stream that cannot be flushed (a reader gone) exits 120, as the
+    interpreter's exit does."""
+    import atexit
+    import threading
+
+    getattr(threading, "_shutdown")()  # noqa: B009 - what the interpreter's exit calls first; not in typeshed
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120
+    os._exit(code)
