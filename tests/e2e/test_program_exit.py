@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
 # A program like the console script, with work left for the exit: a thread still writing, an
@@ -44,7 +46,8 @@ def _buffered() -> dict[str, str]:
 
 def test_the_program_exits_with_its_commands_status_and_all_of_its_output(sample_repo: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(sample_repo), "plan",
-                           "--detailed-exitcode", "--format", "json"], capture_output=True, text=True, timeout=300, env=_buffered())
+                           "--detailed-exitcode", "--format", "json"], capture_output=True, text=True, timeout=300,
+                          env=_buffered())
     assert done.returncode == 2, done.stderr  # --detailed-exitcode: changes
     plan = json.loads(done.stdout)
     assert len(plan["actions"]) == 6
@@ -62,3 +65,30 @@ def test_other_threads_and_atexit_handlers_finish_and_the_teardown_is_skipped(tm
     assert (tmp_path / "thread").read_text() == "done"  # waited for, as the interpreter waits
     assert (tmp_path / "atexit").read_text() == "ran"
     assert not (tmp_path / "teardown").exists()  # the process ended before tearing objects down
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment holds `mark` (a child inherits its parent's environment)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if mark.encode() in (proc / "environ").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:  # gone, or not ours to read
+                continue
+    return found
+
+
+def test_a_spark_command_leaves_no_process_behind(sample_repo: Path) -> None:
+    mark = f"VIEWSYNC_EXIT_MARK={uuid.uuid4().hex}"
+    name, value = mark.split("=")
+    done = subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(sample_repo), "test"],
+                          capture_output=True, text=True, timeout=600, env={**_buffered(), name: value})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed" in done.stdout
+    # A Spark child writing its class-data archive finishes that on its own after the command.
+    deadline = time.monotonic() + 120
+    while (left := _marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left
