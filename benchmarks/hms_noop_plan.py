@@ -4,8 +4,8 @@ raw bulk read (issue 44, item 4: the plan <= 0.8x the raw read).
 Applies N views once (from the first checkout), then each round times the raw bulk read
 (get_table_meta, then get_table_objects_by_name of 100 names at a time, one connection, as
 benchmarks/hms_vs_thrift.py does) and `viewsync plan --detailed-exitcode` from every checkout,
-in alternating order. A plan's time is the command's own (imports included, interpreter
-start-up excluded), as hms_vs_thrift.py counts it; every plan must find nothing to do.
+in alternating order. A plan's time is the command's own (imports and the interpreter's exit
+included, its start-up excluded), as hms_vs_thrift.py counts it; every plan must find nothing to do.
 
     python benchmarks/hms_noop_plan.py --n 1000 --rounds 11 /path/to/other/checkout .
 

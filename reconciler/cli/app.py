@@ -229,19 +229,9 @@ def run() -> NoReturn:
     try:
         main()
         code = 0
-    except SystemExit as e:
-        code = _status(e.code)
+    except SystemExit as e:  # main exits with an int status, always
+        code = int(e.code or 0)
     exit_now(code)
-
-
-def _status(code: object) -> int:
-    """The process's exit status for `sys.exit(code)`, as the interpreter makes it."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
 
 
 def exit_now(code: int) -> NoReturn:

@@ -81,8 +81,8 @@ def _marked(mark: str) -> list[int]:
 
 
 def test_a_spark_command_leaves_no_process_behind(sample_repo: Path) -> None:
-    mark = f"VIEWSYNC_EXIT_MARK={uuid.uuid4().hex}"
-    name, value = mark.split("=")
+    name, value = "VIEWSYNC_EXIT_MARK", uuid.uuid4().hex
+    mark = f"{name}={value}"
     done = subprocess.run([sys.executable, "-m", "reconciler", "--repo", str(sample_repo), "test"],
                           capture_output=True, text=True, timeout=600, env={**_buffered(), name: value})
     assert done.returncode == 0, done.stdout + done.stderr
