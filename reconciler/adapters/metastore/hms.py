@@ -50,10 +50,10 @@ from thrift.transport import TSocket, TTransport
 
 from reconciler.adapters.base import (
     AdapterError,
+    ClientPool,
     ConflictError,
     Marker,
     SchemaSnapshot,
-    ThreadClients,
     WriteContext,
 )
 from reconciler.adapters.deadline import deadline, remaining
@@ -280,7 +280,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         self.trino_owner = str(options["trino_owner"]) if options.get("trino_owner") else None
         # The owner of Hive, Spark and Flink views that declare none, as those engines record it.
         self.writer = connecting_user()
-        self._clients: ThreadClients[hmsclient.HMSClient] = ThreadClients(self._connect, _close_client)
+        self._clients: ClientPool[hmsclient.HMSClient] = ClientPool(self._connect, _close_client)
         self._reader: ThreadPoolExecutor | None = None  # bulk reads ahead of decoding (_bulk_read)
         self._reader_lock = threading.Lock()
         self._meta_listing = False  # the metastore lacks get_tables_by_type: list with get_table_meta
@@ -312,8 +312,9 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         protocol = _Protocol(TTransport.TBufferedTransport(transport))
         return hmsclient.HMSClient(iprot=protocol)
 
-    def _client(self) -> hmsclient.HMSClient:
-        return self._clients.get()
+    @property
+    def connections_opened(self) -> int:
+        return self._clients.opened
 
     def _drop_client(self) -> None:
         self._clients.discard()
@@ -325,35 +326,36 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         with deadline(self.timeout_ms / 1000, renew=True):
             for attempt in (1, 2):
                 self.count_call()
-                client = self._client()
-                try:
-                    return fn(client)
-                except (TTransport.TTransportException, OSError) as exc:
-                    self._drop_client()
-                    if _timed_out(exc):  # a slow server, not a stale connection: never retried
-                        raise self.error(f"catalog {self.name!r}: {what} failed: the Hive Metastore at "
-                                         f"{self.host}:{self.port} timed out (no complete answer within "
-                                         f"{self.timeout_ms / 1000:g} s)") from None
-                    if _not_thrift(exc):
+                # a broken client is discarded, not given back; the retry opens a new one
+                with self._clients.lease(fresh=attempt == 2) as client:
+                    try:
+                        return fn(client)
+                    except (TTransport.TTransportException, OSError) as exc:
+                        self._drop_client()
+                        if _timed_out(exc):  # a slow server, not a stale connection: never retried
+                            raise self.error(f"catalog {self.name!r}: {what} failed: the Hive Metastore at "
+                                             f"{self.host}:{self.port} timed out (no complete answer within "
+                                             f"{self.timeout_ms / 1000:g} s)") from None
+                        if _not_thrift(exc):
+                            raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
+                                             f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
+                        if attempt == 2 or not retry:
+                            raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
+                                             f"{self.host}:{self.port} ({exc})") from None
+                    except _NotAnAnswer as exc:
+                        self._drop_client()
                         raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
                                          f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
-                    if attempt == 2 or not retry:
-                        raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
-                                         f"{self.host}:{self.port} ({exc})") from None
-                except _NotAnAnswer as exc:
-                    self._drop_client()
-                    raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
-                                     f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
-                except TException as exc:
-                    # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
-                    self._drop_client()  # the protocol state may be out of step after an error
-                    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                    raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
-                                     f"{detail}") from None
-                except UnicodeDecodeError:  # bytes that are no Thrift answer
-                    self._drop_client()
-                    raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
-                                     f"{self.host}:{self.port} is not a Hive Metastore's") from None
+                    except TException as exc:
+                        # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
+                        self._drop_client()  # the protocol state may be out of step after an error
+                        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                        raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
+                                         f"{detail}") from None
+                    except UnicodeDecodeError:  # bytes that are no Thrift answer
+                        self._drop_client()
+                        raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
+                                         f"{self.host}:{self.port} is not a Hive Metastore's") from None
             raise AssertionError("unreachable")
 
     def close(self) -> None:

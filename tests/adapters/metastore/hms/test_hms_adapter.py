@@ -323,6 +323,33 @@ def test_bulk_reads_overlap_up_to_the_adapters_concurrency(adapter: HiveMetastor
     assert all(live.spec.digest() == snap.views[names[0]].spec.digest() for live in snap.views.values())
     assert adapter.calls - before == 1 + 5  # one listing, five chunks
     assert peak[0] == 1 if concurrency == 1 else 1 < peak[0] <= concurrency
+    assert adapter.connections_opened == peak[0]  # the listing's connection serves a read too
+
+
+def test_connections_the_metastore_dropped_are_reopened(make_adapter: Any, metastore: Any, database: str) -> None:
+    """The connections kept between calls all die when the metastore restarts (or a load
+    balancer times them out): the next read reconnects once, on a new connection, rather than
+    retrying on another of the dead ones."""
+    import threading
+
+    from tests.helpers.tcp_relay import tcp_relay
+
+    with tcp_relay(metastore.port) as relay:
+        adapter = make_adapter(uri=f"thrift://127.0.0.1:{relay.port}")
+        together = threading.Barrier(3)
+
+        def at_once() -> None:
+            adapter._call("listing databases", lambda c: (together.wait(timeout=10), c.get_all_databases()))
+
+        threads = [threading.Thread(target=at_once) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert adapter.connections_opened == relay.accepted == 3
+        relay.cut()
+        assert database in adapter.list_schemas()
+        assert adapter.connections_opened == relay.accepted == 4
 
 
 def _foreign_view(hms_client: Any, fmt: str, database: str, name: str, spec: ViewSpec) -> None:
