@@ -153,9 +153,10 @@ DEADLINE_SLACK_S = 0.05  # how far past its call's deadline one socket read or w
 class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no type hints
     """A Thrift socket whose every read and write ends by the call's deadline (within
     DEADLINE_SLACK_S): a socket timeout alone bounds each read, so a server trickling bytes was
-    never cut off. The timeout is set again only once it would outlast the deadline by more
-    than the slack: settimeout releases the GIL (an ioctl), and the thread then waits for it
-    behind the apply's records thread, twice per metastore call if set on every read and write."""
+    never cut off. The timeout is set again only once it is off the deadline by more than the
+    slack: settimeout releases the GIL (an ioctl), and the thread then waits for it behind the
+    apply's records thread, twice per metastore call if set on every read and write. Short
+    calls leave it as it is; a call after a slow one (whose deadline had shortened it) resets it."""
 
     def _until_deadline(self) -> None:
         left = remaining()
@@ -163,7 +164,7 @@ class _DeadlineSocket(TSocket.TSocket):  # type: ignore[misc]  # thrift has no t
             if left <= 0:
                 raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "timed out")
             current = self.handle.gettimeout()
-            if current is None or current > left + DEADLINE_SLACK_S:
+            if current is None or abs(current - left) > DEADLINE_SLACK_S:
                 self.handle.settimeout(left)
 
     def read(self, sz: int) -> bytes:

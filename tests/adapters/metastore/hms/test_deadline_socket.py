@@ -1,7 +1,8 @@
-"""The metastore's socket sets its timeout again only when it would outlast the call's deadline
-by more than DEADLINE_SLACK_S (settimeout releases the GIL: twice per call was a cost of every
+"""The metastore's socket sets its timeout again only when it is off the call's deadline by
+more than DEADLINE_SLACK_S (settimeout releases the GIL: twice per call was a cost of every
 apply). The deadline still holds: a trickling or silent server is cut off by each call's own
-deadline, a short one after a long one included. Real sockets on localhost, no metastore."""
+deadline, a short one after a long one included, and a call after a slow one has its whole
+deadline. Real sockets on localhost, no metastore."""
 
 from __future__ import annotations
 
@@ -78,6 +79,24 @@ def test_a_short_deadline_after_a_long_one_holds() -> None:
             assert sock.read(5) == b"hello"
         took = _timed_out_within(sock, 0.3, 1)
     assert took <= 0.3 + DEADLINE_SLACK_S + 0.15, took
+
+
+def test_a_long_deadline_after_a_call_that_ended_near_its_own_holds() -> None:
+    """A call whose last read starts near its deadline shortens the socket's timeout to what
+    was left; the next call still gets its whole deadline (the timeout is set again, being
+    more than the slack too short)."""
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(b"ab")
+        time.sleep(1.3)
+        conn.sendall(b"c")
+
+    with _pair(answer) as sock:
+        with deadline(1.0, renew=True):
+            assert sock.read(1) == b"a"
+            time.sleep(0.8)
+            assert sock.read(1) == b"b"  # 0.2 s left: the timeout is set to that
+        with deadline(5, renew=True):
+            assert sock.read(1) == b"c"  # ~0.5 s later
 
 
 def test_calls_with_the_same_timeout_keep_the_socket_timeout() -> None:

@@ -352,6 +352,22 @@ def test_connections_the_metastore_dropped_are_reopened(make_adapter: Any, metas
         assert adapter.connections_opened == relay.accepted == 4
 
 
+def test_a_slow_answer_does_not_shorten_the_next_calls_timeout(make_adapter: Any, metastore: Any) -> None:
+    """A call answered near its deadline leaves its connection's socket with a short timeout;
+    the next call on that connection still has its whole timeout (it timed out after the
+    leftover, 0.4 s here, though its own 2 s were far from spent)."""
+    from tests.helpers.tcp_relay import tcp_relay
+
+    with tcp_relay(metastore.port) as relay:
+        adapter = make_adapter(uri=f"thrift://127.0.0.1:{relay.port}", timeout=2)
+        adapter.list_schemas()  # connected
+        relay.answer_delay, relay.split_answers = 1.5, True
+        adapter.list_schemas()  # answered after 1.5 s of its 2
+        relay.answer_delay, relay.split_answers = 0.8, False
+        assert "default" in adapter.list_schemas()
+        assert adapter.connections_opened == relay.accepted == 1
+
+
 def _foreign_view(hms_client: Any, fmt: str, database: str, name: str, spec: ViewSpec) -> None:
     """A view written by an engine (no viewsync marker), in that engine's own format."""
     from reconciler.adapters.metastore import formats
