@@ -355,7 +355,7 @@ def test_connections_the_metastore_dropped_are_reopened(make_adapter: Any, metas
 def test_a_slow_answer_does_not_shorten_the_next_calls_timeout(make_adapter: Any, metastore: Any) -> None:
     """A call answered near its deadline leaves its connection's socket with a short timeout;
     the next call on that connection still has its whole timeout (it timed out after the
-    leftover, 0.4 s here, though its own 2 s were far from spent)."""
+    leftover, about 0.45 s here, though its own 2 s were far from spent)."""
     from tests.helpers.tcp_relay import tcp_relay
 
     with tcp_relay(metastore.port) as relay:
