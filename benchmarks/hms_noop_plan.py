@@ -97,10 +97,12 @@ def main() -> None:
                 print(f"round {r}: raw {raw[-1]:.3f} s, " + ", ".join(f"{t.name} {ours[t][-1]:.3f} s" for t in trees)
                       + f"; load {os.getloadavg()[0]:.2f}", flush=True)
             # After the rounds, not in them: with these reads in each round, the plans of one run
-            # measured ~10% slower (the metastore's heap and JIT left otherwise than by one reader).
+            # measured ~10% slower.
             readers = [client(port) for _ in range(args.raw_threads)]
             for _ in range(args.rounds):
                 parallel.append(raw_parallel_read(readers, DB))
+            for reader in readers:
+                reader.close()
     base = statistics.median(raw)
     print(f"\nno-op plan of {args.n:,} views, {args.rounds} rounds interleaved; load {load0:.2f} at start, "
           f"{os.getloadavg()[0]:.2f} at end ({os.cpu_count()} cores)\n")
