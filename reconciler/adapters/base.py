@@ -155,44 +155,67 @@ class NativeVersion:
     spec: ViewSpec | None = field(default=None, compare=False)
 
 
-class ThreadClients(Generic[C]):
-    """One client per thread (for client libraries that are not thread-safe: thrift,
-    requests sessions), opened lazily, all closed by `close_all`."""
+class _Clients(Generic[C]):
+    """What ThreadClients and ClientPool share: the clients opened (and how many ever were),
+    the one this thread holds, closing it when broken, and closing all."""
 
     def __init__(self, open_client: Callable[[], C], close_client: Callable[[C], None]) -> None:
         self._open, self._close = open_client, close_client
-        self._local = threading.local()
+        self._local = threading.local()  # the client this thread holds
         self._all: list[C] = []
+        self._opened = 0
         self._lock = threading.Lock()
 
-    def get(self) -> C:
-        client: C | None = getattr(self._local, "client", None)
-        if client is None:
-            client = self._open()
-            self._local.client = client
-            with self._lock:
-                self._all.append(client)
+    @property
+    def opened(self) -> int:
+        """How many clients have been opened."""
+        return self._opened
+
+    def _open_one(self) -> C:
+        client = self._open()
+        with self._lock:
+            self._all.append(client)
+            self._opened += 1
         return client
 
     def discard(self) -> None:
-        """Close and forget this thread's client (after a broken connection)."""
+        """Close and forget the client this thread holds (a broken connection)."""
         client: C | None = getattr(self._local, "client", None)
         self._local.client = None
-        if client is not None:
-            with self._lock:
-                if client in self._all:
-                    self._all.remove(client)
-            self._close(client)
+        if client is None:
+            return
+        with self._lock:
+            if client in self._all:
+                self._all.remove(client)
+        self._close(client)
 
     def close_all(self) -> None:
         with self._lock:
             clients, self._all = self._all, []
+            self._forget_all()
         for client in clients:
             self._close(client)
+
+    def _forget_all(self) -> None:
+        """Drop every reference to the clients being closed (under the lock)."""
+
+
+class ThreadClients(_Clients[C]):
+    """One client per thread (for client libraries that are not thread-safe: thrift,
+    requests sessions), opened lazily, all closed by `close_all`."""
+
+    def get(self) -> C:
+        client: C | None = getattr(self._local, "client", None)
+        if client is None:
+            client = self._open_one()
+            self._local.client = client
+        return client
+
+    def _forget_all(self) -> None:
         self._local = threading.local()
 
 
-class ClientPool(Generic[C]):
+class ClientPool(_Clients[C]):
     """Clients shared by threads, each used by one thread at a time (thrift clients are not
     thread-safe): a call leases an idle client, or opens one, and gives it back when it ends.
     A command then opens as many connections as it makes calls at once, not one per thread
@@ -200,17 +223,8 @@ class ClientPool(Generic[C]):
     listing, prefetch and reader threads would otherwise hold one each."""
 
     def __init__(self, open_client: Callable[[], C], close_client: Callable[[C], None]) -> None:
-        self._open, self._close = open_client, close_client
-        self._local = threading.local()  # the client this thread's call holds
+        super().__init__(open_client, close_client)
         self._idle: list[C] = []
-        self._all: list[C] = []
-        self._opened = 0
-        self._lock = threading.Lock()
-
-    @property
-    def opened(self) -> int:
-        """How many clients the pool has opened."""
-        return self._opened
 
     @contextmanager
     def lease(self, fresh: bool = False) -> Iterator[C]:
@@ -224,10 +238,7 @@ class ClientPool(Generic[C]):
         with self._lock:
             client = self._idle.pop() if self._idle and not fresh else None
         if client is None:
-            client = self._open()
-            with self._lock:
-                self._all.append(client)
-                self._opened += 1
+            client = self._open_one()
         self._local.client = client
         try:
             yield client
@@ -237,22 +248,8 @@ class ClientPool(Generic[C]):
                 if client in self._all:  # not discarded: ready for the next call
                     self._idle.append(client)
 
-    def discard(self) -> None:
-        """Close and forget the client this thread's call holds (a broken connection)."""
-        client: C | None = getattr(self._local, "client", None)
-        self._local.client = None
-        if client is None:
-            return
-        with self._lock:
-            if client in self._all:
-                self._all.remove(client)
-        self._close(client)
-
-    def close_all(self) -> None:
-        with self._lock:
-            clients, self._all, self._idle = self._all, [], []
-        for client in clients:
-            self._close(client)
+    def _forget_all(self) -> None:
+        self._idle = []
 
 
 class CatalogAdapter(ABC):
