@@ -1,6 +1,8 @@
 """A view test's query is one Spark stage: its inputs are single partitions, so no join or
 aggregate shuffles. Each shuffle is a stage of its own (tens of milliseconds on tiny rows),
-and chains of inner joins used to add one per join; the 1,000-test benchmark depends on this."""
+and chains of inner joins used to add one per join; the 1,000-test benchmark depends on this.
+Nor do its joins and aggregates ship closures Spark cleans and serializes for every query
+(spark_ops._TEST_CONF: a fifth of the tests' JVM time in a profile)."""
 
 from __future__ import annotations
 
@@ -55,8 +57,10 @@ for k, v in {"spark.sql.session.timeZone": "UTC", **_TEST_CONF}.items():
 spark = b.getOrCreate()
 df = spark.sql(sys.stdin.read())
 plan = df._jdf.queryExecution().executedPlan().toString()
+rdds = df._jdf.queryExecution().toRdd().toDebugString()
 rows = sorted([r[0], r[1], r[2], str(r[3])] for r in df.collect())
-print(json.dumps({"exchanges": plan.count("Exchange"), "rows": rows}))
+print(json.dumps({"exchanges": plan.count("Exchange"), "hash_aggregates": plan.count("HashAggregate"),
+                  "zipped": rdds.count("ZippedPartitionsRDD"), "joins": plan.count("Join"), "rows": rows}))
 """
 
 
@@ -80,3 +84,6 @@ def test_a_multi_join_test_query_runs_without_a_shuffle(tmp_path: Path) -> None:
     # order 2 is fully refunded; orders 1 and 3 stay, in two (country, category) groups
     assert got["rows"] == [["NO", "books", 1, "10.00"], ["NO", "games", 1, "7.00"]]
     assert got["exchanges"] == 0, "a view test's query shuffled: each shuffle is a stage of its own"
+    # HashAggregateExec and a join's plain zipPartitions each hand Spark a closure to clean (read its
+    # classes' bytecode) and serialize, per query; the sort-based aggregate and the evaluator path do not
+    assert got["joins"] == 4 and got["hash_aggregates"] == 0 and got["zipped"] == 0, got
