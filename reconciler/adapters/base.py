@@ -155,14 +155,19 @@ class NativeVersion:
     spec: ViewSpec | None = field(default=None, compare=False)
 
 
-class _Clients(Generic[C]):
-    """What ThreadClients and ClientPool share: the clients opened (and how many ever were),
-    the one this thread holds, closing it when broken, and closing all."""
+class ClientPool(Generic[C]):
+    """Catalog clients shared by an adapter's threads, each used by one thread at a time (thrift
+    clients and requests sessions are not thread-safe): a call leases an idle client, or opens
+    one, and gives it back when it ends. A command then opens as many clients as it makes calls
+    at once, not one per thread that ever called: a metastore spends ~14 ms of CPU setting up
+    each connection, an Iceberg REST client costs a GET /v1/config (and a token with OAuth), and
+    a plan's listing, prefetch and reader threads and apply's writers would otherwise hold one each."""
 
     def __init__(self, open_client: Callable[[], C], close_client: Callable[[C], None]) -> None:
         self._open, self._close = open_client, close_client
         self._local = threading.local()  # the client this thread holds
         self._all: list[C] = []
+        self._idle: list[C] = []
         self._opened = 0
         self._lock = threading.Lock()
 
@@ -171,11 +176,34 @@ class _Clients(Generic[C]):
         """How many clients have been opened."""
         return self._opened
 
-    def _open_one(self) -> C:
-        client = self._open()
+    @contextmanager
+    def lease(self, fresh: bool = False) -> Iterator[C]:
+        """A client for one call; `fresh`: a newly opened one (a retry after a broken connection,
+        whose idle siblings may be as stale). A call made inside another on the same thread
+        (a create checking its database) uses the outer call's client."""
+        held: C | None = getattr(self._local, "client", None)
+        if held is not None:
+            yield held
+            return
         with self._lock:
-            self._all.append(client)
-            self._opened += 1
+            client = self._idle.pop() if self._idle and not fresh else None
+        if client is None:
+            client = self._open()
+            with self._lock:
+                self._all.append(client)
+                self._opened += 1
+        self._local.client = client
+        try:
+            yield client
+        finally:
+            self._local.client = None
+            with self._lock:
+                if client in self._all:  # not discarded: ready for the next call
+                    self._idle.append(client)
+
+    def held(self) -> C | None:
+        """The client this thread leased, while its lease lasts."""
+        client: C | None = getattr(self._local, "client", None)
         return client
 
     def discard(self) -> None:
@@ -191,65 +219,9 @@ class _Clients(Generic[C]):
 
     def close_all(self) -> None:
         with self._lock:
-            clients, self._all = self._all, []
-            self._forget_all()
+            clients, self._all, self._idle = self._all, [], []
         for client in clients:
             self._close(client)
-
-    def _forget_all(self) -> None:
-        """Drop every reference to the clients being closed (under the lock)."""
-
-
-class ThreadClients(_Clients[C]):
-    """One client per thread (for client libraries that are not thread-safe: thrift,
-    requests sessions), opened lazily, all closed by `close_all`."""
-
-    def get(self) -> C:
-        client: C | None = getattr(self._local, "client", None)
-        if client is None:
-            client = self._open_one()
-            self._local.client = client
-        return client
-
-    def _forget_all(self) -> None:
-        self._local = threading.local()
-
-
-class ClientPool(_Clients[C]):
-    """Clients shared by threads, each used by one thread at a time (thrift clients are not
-    thread-safe): a call leases an idle client, or opens one, and gives it back when it ends.
-    A command then opens as many connections as it makes calls at once, not one per thread
-    that ever called: a metastore spends ~14 ms of CPU setting up each connection, and a plan's
-    listing, prefetch and reader threads would otherwise hold one each."""
-
-    def __init__(self, open_client: Callable[[], C], close_client: Callable[[C], None]) -> None:
-        super().__init__(open_client, close_client)
-        self._idle: list[C] = []
-
-    @contextmanager
-    def lease(self, fresh: bool = False) -> Iterator[C]:
-        """A client for one call; `fresh`: a newly opened one (a retry after a broken connection,
-        whose idle siblings may be as stale). A call made inside another on the same thread
-        (a create checking its database) uses the outer call's client."""
-        held: C | None = getattr(self._local, "client", None)
-        if held is not None:
-            yield held
-            return
-        with self._lock:
-            client = self._idle.pop() if self._idle and not fresh else None
-        if client is None:
-            client = self._open_one()
-        self._local.client = client
-        try:
-            yield client
-        finally:
-            self._local.client = None
-            with self._lock:
-                if client in self._all:  # not discarded: ready for the next call
-                    self._idle.append(client)
-
-    def _forget_all(self) -> None:
-        self._idle = []
 
 
 class CatalogAdapter(ABC):

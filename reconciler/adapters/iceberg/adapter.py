@@ -12,13 +12,14 @@ whether the commit landed).
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
 import json
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
-from typing import Any, NoReturn
+from typing import Any, Concatenate, NoReturn, ParamSpec, TypeVar
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
@@ -34,11 +35,11 @@ from reconciler.adapters import catalog_json
 from reconciler.adapters.base import (
     AdapterError,
     Capabilities,
+    ClientPool,
     ConflictError,
     Marker,
     NativeVersion,
     SchemaSnapshot,
-    ThreadClients,
     WritableAdapter,
     WriteContext,
     detail_of,
@@ -260,6 +261,23 @@ def _error_text(response: requests.Response) -> str:
     return response.reason or "no details"
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _leasing(method: Callable[Concatenate[IcebergRestAdapter, P], T]
+             ) -> Callable[Concatenate[IcebergRestAdapter, P], T]:
+    """The method's catalog calls go through one REST client, leased from the adapter's pool
+    for its duration (and shared with any such method it calls)."""
+
+    @functools.wraps(method)
+    def leased(adapter: IcebergRestAdapter, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        with adapter._catalogs.lease():
+            return method(adapter, *args, **kwargs)
+
+    return leased
+
+
 class IcebergRestAdapter(WritableAdapter):
     kind = "iceberg-rest"
     Options = IcebergOptions
@@ -277,7 +295,7 @@ class IcebergRestAdapter(WritableAdapter):
                 raise self.error(f"catalog {name!r} (iceberg-rest): option {key!r} must be a mapping")
         self._timeout = self.seconds_option("timeout", DEFAULT_TIMEOUT)
         self._props = catalog_properties(options)
-        self._catalogs: ThreadClients[_TimeoutRestCatalog] = ThreadClients(self._connect, _close_catalog)
+        self._catalogs: ClientPool[_TimeoutRestCatalog] = ClientPool(self._connect, _close_catalog)
         self._engine_version = _engine_version()
 
     # ------------------------------------------------------------ plumbing
@@ -286,7 +304,7 @@ class IcebergRestAdapter(WritableAdapter):
 
     @property
     def capabilities(self) -> Capabilities:
-        # one REST session per thread: apply may write concurrently
+        # a REST client per call in flight (ClientPool): apply may write concurrently
         return Capabilities(strategy="delegate", writable=self.WRITABLE, parallel_writes=True)
 
     def describe(self) -> str:
@@ -313,7 +331,7 @@ class IcebergRestAdapter(WritableAdapter):
         self.count_call()
 
     def _connect(self) -> _TimeoutRestCatalog:
-        """A RestCatalog for this thread (its requests session is not thread-safe)."""
+        """A RestCatalog for the pool (its requests session is not thread-safe: one call at a time)."""
         with self._translate(f"cannot connect to {_safe_uri(self._props['uri'])}"), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # legacy OAuth2 flow warns
@@ -333,9 +351,19 @@ class IcebergRestAdapter(WritableAdapter):
             self._fail("not usable", "the REST server does not advertise the view endpoints")
         return cat
 
-    def _catalog(self) -> _TimeoutRestCatalog:
-        return self._catalogs.get()
+    @property
+    def connections_opened(self) -> int:
+        """REST clients opened so far, each with its GET /v1/config (and token request)."""
+        return self._catalogs.opened
 
+    def _catalog(self) -> _TimeoutRestCatalog:
+        """The client the running method leased (`_leasing`)."""
+        cat = self._catalogs.held()
+        if cat is None:
+            raise RuntimeError("IcebergRestAdapter: a method that calls the catalog must be @_leasing")
+        return cat
+
+    @_leasing
     def preflight(self, writes: Sequence[tuple[str, ViewId]]) -> None:
         """Every endpoint these writes need is one /v1/config lists (a server that lists none
         is assumed to offer them all); else one line naming each missing endpoint."""
@@ -403,6 +431,7 @@ class IcebergRestAdapter(WritableAdapter):
         return live, notes
 
     # --------------------------------------------------------------- reads
+    @_leasing
     def list_schemas(self) -> list[str]:
         cat = self._catalog()
         out: list[str] = []
@@ -424,6 +453,7 @@ class IcebergRestAdapter(WritableAdapter):
                 visit(cat.list_namespaces(ns), ns)
         return sorted(out)
 
+    @_leasing
     def fetch(self, schema: str) -> SchemaSnapshot:
         cat = self._catalog()
         ns = tuple(schema.split("."))
@@ -444,6 +474,7 @@ class IcebergRestAdapter(WritableAdapter):
             snap.warnings.extend(f"{view}: {note}" for note in notes)
         return snap
 
+    @_leasing
     def table_schemas(self, tables: list[tuple[str, str]]) -> dict[tuple[str, str], list[Column]]:
         cat = self._catalog()
         out: dict[tuple[str, str], list[Column]] = {}
@@ -461,6 +492,7 @@ class IcebergRestAdapter(WritableAdapter):
     KEEPS_SCHEMA_OWNER = True
     OWNER_PROPERTY = "owner"
 
+    @_leasing
     def read_schema_owner(self, schema: str) -> str | None:
         with self._translate(f"cannot read namespace {schema!r}"):
             try:
@@ -469,11 +501,13 @@ class IcebergRestAdapter(WritableAdapter):
                 raise LookupError(schema) from None
         return props.get(self.OWNER_PROPERTY) or None
 
+    @_leasing
     def write_schema_owner(self, schema: str, owner: str) -> None:
         with self._translate(f"cannot set the owner of namespace {schema!r}"):
             self._catalog().update_namespace_properties(tuple(schema.split(".")),
                                                         updates={self.OWNER_PROPERTY: owner})
 
+    @_leasing
     def create_schema(self, schema: str, properties: Mapping[str, str]) -> bool:
         """The namespace (its parents too, when missing), `properties` on the namespace itself."""
         parts = tuple(schema.split("."))
@@ -491,6 +525,7 @@ class IcebergRestAdapter(WritableAdapter):
                             return False
         return True
 
+    @_leasing
     def drop_schema(self, schema: str) -> bool:
         """Drops the namespace only when it holds no view, table or namespace."""
         parts = tuple(schema.split("."))
@@ -506,11 +541,13 @@ class IcebergRestAdapter(WritableAdapter):
                 return False
         return True
 
+    @_leasing
     def view_exists(self, view: ViewId) -> bool:
         """HEAD on the view (pyiceberg's view_exists)."""
         with self._translate(f"cannot check view {view}"):
             return bool(self._catalog().view_exists(self._ident(view)))
 
+    @_leasing
     def native_history(self, view: ViewId) -> list[NativeVersion]:
         handle = self._load(self._catalog(), view)
         if handle is None:
@@ -556,6 +593,7 @@ class IcebergRestAdapter(WritableAdapter):
         actor = ctx.actor if ctx.actor != "unknown" else None
         return fmt.summary(self._engine_version, ctx.git_commit, actor)
 
+    @_leasing
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         spec = self.storable(view, spec)
         cat = self._catalog()
@@ -598,6 +636,7 @@ class IcebergRestAdapter(WritableAdapter):
                         cat.create_namespace(ns)
         return True
 
+    @_leasing
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         view = live.id
         spec = self.storable(view, spec)
@@ -680,6 +719,7 @@ class IcebergRestAdapter(WritableAdapter):
         self._fail(what, f"commit state unknown ({detail}); a reload shows the change did NOT land "
                          f"(the view does not hold it); run apply again")
 
+    @_leasing
     def drop(self, live: LiveView, ctx: WriteContext) -> None:
         cat = self._catalog()
         with self._translate(f"cannot drop view {live.id}"), contextlib.suppress(ice_exc.NoSuchViewError):

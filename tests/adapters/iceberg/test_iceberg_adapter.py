@@ -392,7 +392,8 @@ def test_token_auth_and_secret_hygiene(iceberg_auth_server: IcebergServer) -> No
     write(good, view, make_spec())
     assert_converged(good, view, make_spec())
     assert srv.token not in good.describe()
-    assert good._catalog()._session.headers["X-Request-Source"] == "viewsync-tests"
+    with good._catalogs.lease() as cat:  # type: ignore[attr-defined]
+        assert cat._session.headers["X-Request-Source"] == "viewsync-tests"
 
     bad = open_adapter("lake", {"type": "iceberg-rest", "uri": srv.uri, "token": "wrong-tok-123"})
     with pytest.raises(AdapterError) as err:
