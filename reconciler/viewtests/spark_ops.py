@@ -40,9 +40,6 @@ _TEST_CONF = {
     # `ordered: true` tests look at, and they have an ORDER BY.
     "spark.sql.execution.useHashAggregateExec": "false",
     "spark.sql.execution.usePartitionEvaluator": "true",
-    # Every query's text is parsed twice: first to substitute parameter markers, which the tests'
-    # queries never have (a tenth of the tests' JVM time in a profile). The legacy rule parses once.
-    "spark.sql.legacy.parameterSubstitution.constantsOnly": "true",
 }
 
 
