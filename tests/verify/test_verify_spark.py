@@ -356,3 +356,29 @@ def test_column_names_with_surrounding_spaces_are_written_applied_and_read_back(
     assert applied.code == 0, applied.text
     plan = run_cli(repo, "plan", "--format", "json")
     assert plan.code == 0 and json.loads(plan.out)["actions"] == [], plan.text
+
+
+MARKERS = """catalog: local
+schema: checks
+views:
+  - name: colons
+    representations:
+      - dialect: spark
+        sql: "SELECT CAST(parse_json('{\\"a\\": 1}'):a AS INT) AS a, ':x' AS literal, order_id FROM sales.orders"
+  - name: marker
+    representations:
+      - dialect: spark
+        sql: "SELECT order_id FROM sales.orders WHERE amount > :floor"
+"""
+
+
+def test_colons_read_as_spark_reads_them_and_a_parameter_marker_is_an_error(tmp_path: Path) -> None:
+    """The scratch session parses each statement once, leaving parameter markers to that parse
+    (verify/session.py): a variant path and a colon in a literal still read as Spark reads them,
+    and a view with a marker still fails as it would where it runs."""
+    repo = make_repo(tmp_path, {"checks": MARKERS})
+    res = run_cli(repo, "validate", "--spark")
+    assert res.code == 1, res.text
+    assert "local.checks.colons:" not in res.err, res.err
+    line = error_line(res.err, "marker")
+    assert "UNBOUND_SQL_PARAMETER" in line and "floor" in line, line
