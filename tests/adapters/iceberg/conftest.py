@@ -22,6 +22,7 @@ import pytest
 
 from tests.helpers.iceberg import PAGE_SIZE, IcebergServer
 from tests.helpers.jars import fetched
+from tests.helpers.rest_proxy import RestProxy, rest_proxy
 from tests.helpers.servers import backend_unavailable, free_port, stop, wait_ready
 
 SERVER_DIR = Path(__file__).parent / "server"
@@ -108,3 +109,10 @@ def namespace(request: pytest.FixtureRequest, iceberg_server: IcebergServer) -> 
     name = "t_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
     iceberg_server.client_catalog().create_namespace(name)
     return name
+
+
+@pytest.fixture
+def proxied(iceberg_server: IcebergServer) -> Iterator[RestProxy]:
+    """The reference server behind a recording proxy (tests/helpers/rest_proxy.py)."""
+    with rest_proxy(iceberg_server.uri) as proxy:
+        yield proxy

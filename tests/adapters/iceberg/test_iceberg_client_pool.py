@@ -6,7 +6,7 @@ it makes calls at once, not one per thread that ever called."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -14,25 +14,18 @@ from reconciler.adapters import open_adapter
 from reconciler.adapters.base import Marker, WriteContext
 from reconciler.adapters.iceberg.adapter import IcebergRestAdapter
 from reconciler.core.model import ViewId
-from tests.helpers.iceberg import IcebergServer
-from tests.helpers.rest_proxy import RestProxy, rest_proxy
+from tests.helpers.rest_proxy import RestProxy
 from tests.helpers.specs import spec
 
 pytestmark = pytest.mark.slow  # the Iceberg REST server is a JVM
-
-
-@pytest.fixture
-def proxied(iceberg_server: IcebergServer) -> Iterator[RestProxy]:
-    with rest_proxy(iceberg_server.uri) as proxy:
-        yield proxy
 
 
 def _configs(proxy: RestProxy) -> int:
     return sum(1 for r in proxy.requests() if r.method == "GET" and r.route.endswith("/v1/config"))
 
 
-def _in_thread(fn: object) -> None:
-    t = threading.Thread(target=fn)  # type: ignore[arg-type]
+def _in_thread(fn: Callable[[], object]) -> None:
+    t = threading.Thread(target=fn)
     t.start()
     t.join()
 
@@ -60,11 +53,9 @@ def test_a_call_while_another_holds_a_client_opens_its_own(namespace: str, proxi
     adapter = open_adapter("lake", {"type": "iceberg-rest", "uri": proxied.uri})
     assert isinstance(adapter, IcebergRestAdapter)
     inside, release = threading.Event(), threading.Event()
-    held: list[object] = []
 
     def hold() -> None:  # a call under way on another thread: its client stays leased
-        with adapter._catalogs.lease() as cat:
-            held.append(cat)
+        with adapter._catalogs.lease():
             inside.set()
             release.wait(30)
 

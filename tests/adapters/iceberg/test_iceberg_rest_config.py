@@ -10,7 +10,6 @@ import json
 import logging
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +85,6 @@ def _writes(proxy: RestProxy) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- endpoints
-
-@pytest.fixture
-def proxied(iceberg_server: IcebergServer) -> Iterator[RestProxy]:
-    with rest_proxy(iceberg_server.uri) as proxy:
-        yield proxy
-
 
 def test_a_view_write_the_server_does_not_list_is_refused_before_anything_is_written(
         tmp_path: Path, request: pytest.FixtureRequest, iceberg_server: IcebergServer, proxied: RestProxy) -> None:
