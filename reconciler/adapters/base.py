@@ -181,7 +181,7 @@ class ClientPool(Generic[C]):
         """A client for one call; `fresh`: a newly opened one (a retry after a broken connection,
         whose idle siblings may be as stale). A call made inside another on the same thread
         (a create checking its database) uses the outer call's client."""
-        held: C | None = getattr(self._local, "client", None)
+        held = self.held()
         if held is not None:
             yield held
             return
@@ -208,7 +208,7 @@ class ClientPool(Generic[C]):
 
     def discard(self) -> None:
         """Close and forget the client this thread holds (a broken connection)."""
-        client: C | None = getattr(self._local, "client", None)
+        client = self.held()
         self._local.client = None
         if client is None:
             return
