@@ -93,6 +93,9 @@ class Capabilities:
     # writes from several threads at once are safe and gain (each thread its own connection,
     # or a thread-safe client): apply then runs independent actions concurrently.
     parallel_writes: bool = False
+    # a connection takes creates ahead of their answers and carries them out in order (Thrift):
+    # apply keeps several in flight per writer through `send_create`.
+    creates_sent_ahead: bool = False
 
 
 @dataclass
@@ -185,6 +188,17 @@ class ClientPool(Generic[C]):
         if held is not None:
             yield held
             return
+        client = self.take(fresh)
+        self._local.client = client
+        try:
+            yield client
+        finally:
+            self._local.client = None
+            self.give_back(client)
+
+    def take(self, fresh: bool = False) -> C:
+        """An idle client, or a new one, that no lease holds until `give_back`: for calls whose
+        answers come later (requests sent ahead), so the thread's own calls meanwhile use another."""
         with self._lock:
             client = self._idle.pop() if self._idle and not fresh else None
         if client is None:
@@ -192,24 +206,24 @@ class ClientPool(Generic[C]):
             with self._lock:
                 self._all.append(client)
                 self._opened += 1
-        self._local.client = client
-        try:
-            yield client
-        finally:
-            self._local.client = None
-            with self._lock:
-                if client in self._all:  # not discarded: ready for the next call
-                    self._idle.append(client)
+        return client
+
+    def give_back(self, client: C) -> None:
+        """A taken or leased client is idle again, unless it was discarded."""
+        with self._lock:
+            if client in self._all:
+                self._idle.append(client)
 
     def held(self) -> C | None:
         """The client this thread leased, while its lease lasts."""
         client: C | None = getattr(self._local, "client", None)
         return client
 
-    def discard(self) -> None:
-        """Close and forget the client this thread holds (a broken connection)."""
-        client = self.held()
-        self._local.client = None
+    def discard(self, client: C | None = None) -> None:
+        """Close and forget `client`, by default the one this thread holds (a broken connection)."""
+        if client is None or client is self.held():
+            client = self.held()
+            self._local.client = None
         if client is None:
             return
         with self._lock:
@@ -457,6 +471,25 @@ class CatalogAdapter(ABC):
             ConflictError: the name was taken since the plan.
             AdapterError: the catalog refuses, is unreachable, or is read-only.
         """
+
+    def send_create(self, view: ViewId, spec: ViewSpec, marker: Marker,
+                    ctx: WriteContext) -> Callable[[], None]:
+        """`create`, sent without waiting for its answer; only for catalogs whose capabilities
+        say `creates_sent_ahead`. Creates sent from one thread are carried out in the order sent;
+        that thread calls what each returns once, in that order, before any other call.
+
+        Args:
+            view, spec, marker, ctx: as for `create`.
+
+        Returns:
+            What waits for the answer: it returns once the view is created, and raises what
+            `create` raises. A connection lost with creates in flight fails each of them
+            (whether the catalog carried them out is unknown: the next plan reads it).
+
+        Raises:
+            AdapterError: the create could not be sent (e.g. the view cannot be encoded).
+        """
+        raise self.error(f"catalog {self.name!r} ({self.kind}) takes one create at a time")
 
     @abstractmethod
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 from reconciler.adapters.base import AdapterError, Marker, SchemaSnapshot, WriteContext
 from reconciler.apply import schema_owners
 from reconciler.apply.repair import repair_dead_runs
-from reconciler.apply.stream import stream
+from reconciler.apply.stream import sent_ahead, stream
 from reconciler.apply.target import Target
 from reconciler.apply.waves import waves
 from reconciler.core.errors import UserError
@@ -229,7 +229,8 @@ def _run_waves(ws: Target, actions: list[Action], steps: _Steps, result: ApplyRe
     """Run every action, wave by wave (see reconciler.apply.waves), each wave streamed
     (reconciler.apply.stream: records in batches on this thread, writers making the
     blocking hooks' and the catalog's calls), up to ws.parallelism writers when every
-    catalog of the wave takes parallel writes, else one. The first failure stops the run:
+    catalog of the wave takes parallel writes, else one; creates sent ahead of their answers
+    where the catalog takes that (`_Steps.send`). The first failure stops the run:
     nothing new starts, the writes under way finish and are recorded, the rest are skipped.
     A refusal (a blocking hook's veto) stops that action only. Returns the skipped actions
     never begun (no audit row yet)."""
@@ -247,7 +248,8 @@ def _run_waves(ws: Target, actions: list[Action], steps: _Steps, result: ApplyRe
         parallel = all(ws.adapter(actions[i].view.catalog).capabilities.parallel_writes for i in wave)
         writers = min(ws.parallelism, len(wave)) if parallel else 1
         for seq, outcome, error in stream(wave, writers, stop, steps.begin, steps.write, steps.end,
-                                          lambda step: step.seq, reported, SKIPPED):
+                                          lambda step: step.seq, reported, SKIPPED, send=steps.send,
+                                          window=sent_ahead(writers)):
             if outcome == Outcome.SKIPPED:
                 skipped.append(seq)
             elif outcome == Outcome.APPLIED:
@@ -289,11 +291,11 @@ class _Step:
 
 class _Steps:
     """Actions in three steps, each a batch but `write`: `begin` (the pending audit rows with
-    their pre-events, in one transaction), `write` (a blocking hook's veto, then the catalog
-    call; on a writer thread) and `end` (the outcomes, with the version rows and the
-    post-events, in one transaction). The audit row is committed before the catalog is
-    touched, so a crash mid-call leaves a trace that the next apply repairs
-    (reconciler.apply.repair). Only the records thread (begin, end) touches the store."""
+    their pre-events, in one transaction), `write` or `send` (a blocking hook's veto, then the
+    catalog call, or a create sent ahead of its answer; on a writer thread) and `end` (the
+    outcomes, with the version rows and the post-events, in one transaction). The audit row
+    is committed before the catalog is touched, so a crash mid-call leaves a trace that the
+    next apply repairs (reconciler.apply.repair). Only the records thread (begin, end) touches the store."""
 
     def __init__(self, ws: Target, state: StateStore, run_id: str, actor: str, git: GitInfo,
                  ctx: WriteContext, project: str, events: Emitter | None, actions: list[Action],
@@ -350,13 +352,12 @@ class _Steps:
         """A begun action, on a writer thread: refused when a blocking hook vetoes its pre-event
         (the catalog untouched), else the catalog call: applied, or failed and why."""
         action, spec, live = step.action, step.action.desired, step.live
-        secrets = self.ws.config.secrets
-        if self.vetoes and self.events is not None and step.pre is not None:
-            refusal = self.events.veto(step.pre)
-            if refusal is not None:
-                return Outcome.REFUSED, redact(refusal, secrets)
+        refusal = self._refusal(step)
+        if refusal is not None:
+            return Outcome.REFUSED, refusal
         adapter = self.ws.adapter(action.view.catalog)
-        try:
+
+        def call() -> None:
             if action.action == "create":
                 assert spec is not None and step.after_digest is not None
                 adapter.create(action.view, spec, Marker(self.project, step.after_digest, self.marks), self.ctx)
@@ -366,6 +367,40 @@ class _Steps:
             else:
                 assert live is not None
                 adapter.drop(live, self.ctx)
+        return self._outcome(call)
+
+    def send(self, step: _Step) -> Callable[[], tuple[Outcome, str | None]] | None:
+        """A begun create sent ahead of its answer, on a writer thread, when its catalog takes
+        that (reconciler.apply.stream, "Sent ahead"): what returns its outcome once the answer
+        is in. None for any other action, which `write` then makes."""
+        action, spec = step.action, step.action.desired
+        adapter = self.ws.adapter(action.view.catalog)
+        if action.action != "create" or not adapter.capabilities.creates_sent_ahead:
+            return None
+        refusal = self._refusal(step)
+        if refusal is not None:
+            return lambda: (Outcome.REFUSED, refusal)
+        assert spec is not None and step.after_digest is not None
+        marker = Marker(self.project, step.after_digest, self.marks)
+        sent: list[Callable[[], None]] = []
+        failed = self._outcome(lambda: sent.append(adapter.send_create(action.view, spec, marker, self.ctx)))
+        if not sent:  # not sent (e.g. the view could not be encoded): that is its outcome
+            return lambda: failed
+        return lambda: self._outcome(sent[0])
+
+    def _refusal(self, step: _Step) -> str | None:
+        """Why a blocking hook vetoes this action's pre-event (redacted), or None."""
+        if self.vetoes and self.events is not None and step.pre is not None:
+            refusal = self.events.veto(step.pre)
+            if refusal is not None:
+                return redact(refusal, self.ws.config.secrets)
+        return None
+
+    def _outcome(self, call: Callable[[], object]) -> tuple[Outcome, str | None]:
+        """Applied when `call` returns, else failed and why (redacted)."""
+        secrets = self.ws.config.secrets
+        try:
+            call()
         except AdapterError as err:
             return Outcome.FAILED, redact(str(err), secrets)
         except Exception as err:  # an unexpected backend failure must still be recorded

@@ -18,17 +18,30 @@ Invariants the callers rely on:
   returned `skipped` and never passed to `end`;
 - the first failure stops the run: from then on no writer takes a new action and no
   more are begun; writes already under way finish and are ended;
-- with one writer, the catalog calls are made one at a time in the wave's order;
+- with one writer, the catalog calls are made in the wave's order: one at a time, or, for
+  actions `send` takes, up to `window` sent on the writer's connection ahead of their
+  answers (the catalog carries them out in that order; see "Sent ahead" below);
 - a failure of `begin` or `end` (the state store) stops the writers and is raised once
   the writes under way have finished.
 
-More actions are begun when fewer than `max(2 * writers, MIN_AHEAD)` are begun and not yet
-written, so the writers do not wait for the records; a failure leaves fewer than three
-times that many begun actions skipped.
+More actions are begun when fewer than `max(2 * writers, writers * window + 1, MIN_AHEAD)`
+are begun and not yet written, so the writers do not wait for the records; a failure
+leaves fewer than three times that many begun actions skipped.
+
+Sent ahead. A writer whose catalog takes requests ahead of their answers (the Hive
+Metastore's Thrift connection) does not wait for each answer before sending the next:
+`send(step)` sends the step's write and returns what waits for its outcome, and the
+writer keeps up to `window` of them in flight, waiting for the oldest only when the window
+is full or no begun action is ready. A round trip and the client's own work then no longer
+stand between two writes: the catalog always has the next one. `send` returns None for a
+step it does not take; the writer first waits for everything it has in flight, then
+calls `write`. A failure is known when its answer arrives: the writes sent after it are
+under way, so they finish and are ended with their real outcomes, and nothing more is sent.
 """
 
 from __future__ import annotations
 
+import functools
 import queue
 import sys
 import threading
@@ -41,8 +54,24 @@ from reconciler.core.outcome import Outcome
 
 S = TypeVar("S")
 Result = tuple[int, Outcome, "str | None"]  # (item, outcome, error)
+Written = tuple[Outcome, "str | None"]  # a write's (outcome, error)
 SWITCH_S = 0.0005  # the interpreter's thread switch interval while a wave streams
 MIN_AHEAD = 8  # begun ahead of a single writer: each batch of records costs one transaction
+# Writes in flight at once over all writers, for a catalog that takes them ahead of their answers:
+# on one metastore connection, 8 ahead made 1,000 raw creates 8-13% faster than one at a time
+# (2 cores, local metastore; a remote one gains a round trip per write besides).
+SENT_AHEAD = 8
+
+
+def sent_ahead(writers: int) -> int:
+    """The `window` of each of `writers` writers: SENT_AHEAD in flight over them all, at least one each."""
+    return max(1, SENT_AHEAD // max(writers, 1))
+
+
+def _raising(err: BaseException) -> Callable[[], Written]:
+    def outcome() -> Written:
+        raise err
+    return outcome
 
 
 def stream(items: list[int], writers: int, stop: threading.Event,
@@ -51,14 +80,18 @@ def stream(items: list[int], writers: int, stop: threading.Event,
            end: Callable[[list[tuple[S, Outcome, str | None]]], None],
            item_of: Callable[[S], int],
            reported: Callable[[int, Outcome, str | None], object] | None = None,
-           skipped: str = "not attempted", linger: float = 0.1) -> list[Result]:
+           skipped: str = "not attempted", linger: float = 0.1,
+           send: Callable[[S], Callable[[], Written] | None] | None = None, window: int = 1) -> list[Result]:
     """Run `items` (e.g. plan sequence numbers) as described above; their results in the
     order of `items`. `write` returns (outcome, error) and returns its own failures as
     (FAILED, why); `skipped` is the error `end` gets for a begun action not written;
-    `linger`: seconds an outcome may wait for others to be recorded with it."""
+    `linger`: seconds an outcome may wait for others to be recorded with it; `send` and
+    `window`: writes sent ahead of their answers, up to `window` per writer (see above);
+    what `send` returns is called once, on the same writer, in the order sent."""
+    window = max(window, 1) if send is not None else 1
     # Begin more when fewer than this are begun and not yet written: enough that the writers
     # never wait while the records thread ends a batch and begins the next.
-    low = max(2 * writers, MIN_AHEAD)
+    low = max(2 * writers, writers * window + 1, MIN_AHEAD)
     batch = 2 * low
     todo = deque(items)
     ready: queue.SimpleQueue[S | None] = queue.SimpleQueue()
@@ -68,18 +101,43 @@ def stream(items: list[int], writers: int, stop: threading.Event,
     finished: list[tuple[S, Outcome, str | None]] = []  # back from a writer, not yet ended
     oldest = 0.0  # when the first of `finished` came back
 
+    def finish(step: S, outcome_of: Callable[[], Written]) -> None:
+        try:
+            outcome, error = outcome_of()
+        except BaseException as err:  # write records its own failures: this is a bug, still recorded
+            outcome, error = Outcome.FAILED, f"{type(err).__name__}: {err}"
+        if outcome == Outcome.FAILED:
+            stop.set()  # now, not when the records thread gets to it
+        done.put((step, outcome, error))
+
     def writer() -> None:
-        while (step := ready.get()) is not None:
+        in_flight: deque[tuple[S, Callable[[], Written]]] = deque()  # sent ahead, in the order sent
+        while True:
+            if len(in_flight) >= window:
+                finish(*in_flight.popleft())
+                continue
+            try:  # with writes in flight, a step only if one is ready; else the oldest answer first
+                step = ready.get(block=not in_flight)
+            except queue.Empty:
+                finish(*in_flight.popleft())
+                continue
+            if step is None:  # the end: what is in flight is still answered
+                while in_flight:
+                    finish(*in_flight.popleft())
+                return
             if stop.is_set():
                 done.put((step, Outcome.SKIPPED, skipped))
                 continue
             try:
-                outcome, error = write(step)
-            except BaseException as err:  # write records its own failures: this is a bug, still recorded
-                outcome, error = Outcome.FAILED, f"{type(err).__name__}: {err}"
-            if outcome == Outcome.FAILED:
-                stop.set()  # now, not when the records thread gets to it
-            done.put((step, outcome, error))
+                receive = send(step) if send is not None else None
+            except BaseException as err:  # send returns its own failures: a bug, still recorded
+                receive = _raising(err)
+            if receive is not None:
+                in_flight.append((step, receive))
+                continue
+            while in_flight:  # one writer's catalog calls stay in the wave's order
+                finish(*in_flight.popleft())
+            finish(step, functools.partial(write, step))
 
     threads = [threading.Thread(target=writer, name=f"viewsync-apply-{i}", daemon=True)
                for i in range(max(writers, 1))]

@@ -1,5 +1,6 @@
 """Apply's one path (reconciler.apply.run, reconciler.apply.stream) on every kind of catalog:
-one that takes parallel writes and one that does not, with and without a blocking hook.
+one that takes parallel writes, one that does not, and one whose creates are sent ahead of
+their answers (one writer, as on the Hive Metastore), with and without a blocking hook.
 What a user relies on, whichever: no view is written before its pending audit row is
 committed; a blocking hook's veto refuses that action only (outcome `refused`, catalog
 untouched); the first failure stops the run with everything before it recorded; actions
@@ -20,6 +21,7 @@ import sqlalchemy as sa
 
 from reconciler.adapters.base import LiveView, Marker, WriteContext
 from reconciler.apply.run import ApplyResult, apply_plan
+from reconciler.apply.stream import SENT_AHEAD
 from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import ViewId, ViewSpec
 from reconciler.events import model as ev
@@ -66,14 +68,14 @@ class Checked(MemoryCatalog):
             super().update(live, spec, marker, ctx)
 
 
-def _apply(tmp_path: Path, parallel: bool, hook: bool, parallelism: int = 4,
-           fail_on: tuple[str, ...] = ()) -> tuple[ApplyResult, Checked, StateStore, list[dict[str, Any]], Any]:
+def _apply(tmp_path: Path, parallel: bool, hook: bool, parallelism: int = 4, fail_on: tuple[str, ...] = (),
+           ahead: bool = False) -> tuple[ApplyResult, Checked, StateStore, list[dict[str, Any]], Any]:
     (tmp_path / "viewsync.yaml").write_text(
         "version: 1\nproject: p\nstate: sqlite:///.viewsync/state.db\n"
         "catalogs:\n  cat: {type: managed, url: 'sqlite:///.viewsync/unused.db'}\n")
     ws = Workspace(root=tmp_path, config=load_config(tmp_path), parallelism=parallelism)
     state = StateStore(ws.config.state_url)
-    cat = Checked({"parallel_writes": parallel, "fail_on": fail_on}, ws.config.state_url)
+    cat = Checked({"parallel_writes": parallel, "fail_on": fail_on, "creates_sent_ahead": ahead}, ws.config.state_url)
     cat.add_schema("s")
     ws._adapters["cat"] = cat  # the memory catalog stands in for the configured one
     p = plan({ViewId("cat", "s", f"v{i:02d}"): spec(f"SELECT {i} AS x") for i in range(N)}, cat)
@@ -98,12 +100,14 @@ def _apply(tmp_path: Path, parallel: bool, hook: bool, parallelism: int = 4,
     return result, cat, state, events, p
 
 
-CASES = [(False, False), (False, True), (True, False), (True, True)]  # (parallel catalog, blocking hook)
+# (parallel catalog, blocking hook, creates sent ahead)
+CASES = [(False, False, False), (False, True, False), (True, False, False), (True, True, False),
+         (False, False, True), (False, True, True)]
 
 
-@pytest.mark.parametrize(("parallel", "hook"), CASES)
-def test_every_action_recorded_once_and_hooks_veto(tmp_path: Path, parallel: bool, hook: bool) -> None:
-    result, cat, state, events, p = _apply(tmp_path, parallel, hook)
+@pytest.mark.parametrize(("parallel", "hook", "ahead"), CASES)
+def test_every_action_recorded_once_and_hooks_veto(tmp_path: Path, parallel: bool, hook: bool, ahead: bool) -> None:
+    result, cat, state, events, p = _apply(tmp_path, parallel, hook, ahead=ahead)
     vetoed = {f"v{i:02d}" for i in range(N) if hook and i % 10 == 7}
     assert sorted(a.view.name for a, _ in result.refused) == sorted(vetoed)
     assert all(why.startswith("refused by hook 'guard' (exit 1)") for _, why in result.refused)
@@ -137,10 +141,11 @@ def _check_events(events: list[dict[str, Any]], rows: list[dict[str, Any]]) -> N
             assert mine[1]["type"] == ev.FAILED
 
 
-@pytest.mark.parametrize(("parallel", "hook"), CASES)
-def test_a_failure_stops_the_run_and_every_action_is_recorded(tmp_path: Path, parallel: bool, hook: bool) -> None:
+@pytest.mark.parametrize(("parallel", "hook", "ahead"), CASES)
+def test_a_failure_stops_the_run_and_every_action_is_recorded(tmp_path: Path, parallel: bool, hook: bool,
+                                                              ahead: bool) -> None:
     result, cat, state, events, p = _apply(tmp_path, parallel, hook, parallelism=4 if parallel else 1,
-                                           fail_on=("v05",))
+                                           fail_on=("v05",), ahead=ahead)
     order = [a.view.name for a in p.actions]
     assert [a.view.name for a, _ in result.failed] == ["v05"]
     rows = {r["view_name"]: r for r in state.audit_rows()}
@@ -149,9 +154,15 @@ def test_a_failure_stops_the_run_and_every_action_is_recorded(tmp_path: Path, pa
     written = {v.name for _, v in cat.writes}
     for name, r in rows.items():
         assert (name in written) == (r["outcome"] == "applied"), (name, r["outcome"])
-    if not parallel:  # one writer: everything before the failure applied, everything after skipped
-        assert [v.name for _, v in cat.writes] == order[:5]
-        assert [rows[n]["outcome"] for n in order[6:]] == ["skipped"] * (N - 6)
+    if not parallel:  # one writer: everything before the failure applied, everything after skipped,
+        # but what was sent ahead before its answer came (at most SENT_AHEAD - 1), carried out
+        writes = [v.name for _, v in cat.writes]
+        after = [rows[n]["outcome"] for n in order[6:]]
+        sent_after = next((i for i, outcome in enumerate(after) if outcome == "skipped"), len(after))
+        assert writes[:5] == order[:5] and writes[5:] == [n for n in order[6:6 + sent_after]
+                                                          if rows[n]["outcome"] == "applied"]
+        assert sent_after <= (SENT_AHEAD - 1 if ahead else 0)
+        assert after[sent_after:] == ["skipped"] * (N - 6 - sent_after)
     skipped = [n for n, r in rows.items() if r["outcome"] == "skipped"]
     assert skipped and {a.view.name for a in result.skipped} == set(skipped)
     assert all(rows[n]["error"] == "not attempted: an earlier action failed" for n in skipped)

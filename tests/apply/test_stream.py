@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -148,3 +149,80 @@ def test_an_outcome_waits_at_most_about_linger_to_be_recorded() -> None:
            lambda item, outcome, error: reported_at.setdefault(item, time.monotonic()), SKIPPED, linger=0.05)
     waits = [reported_at[i] - written_at[i] for i in range(40)]
     assert max(waits) < 0.05 + 0.04, waits  # linger, plus one write's worth of scheduling slack
+
+
+class SentAhead(Run):
+    """Run whose writes are sent ahead of their answers (stream's `send`), logging the order:
+    ("sent", i) when sent, ("answered", i) when its answer is taken, ("write", i) for `write`."""
+
+    def __init__(self, window: int, fail_at: int | None = None, one_at_a_time: frozenset[int] = frozenset()) -> None:
+        super().__init__(fail_at=fail_at)
+        self.window, self.one_at_a_time = window, one_at_a_time
+        self.log: list[tuple[str, int]] = []
+        self.peak = 0  # the most sent ahead and not yet answered at once
+
+    def in_flight(self) -> int:
+        return sum(1 if kind == "sent" else -1 if kind == "answered" else 0 for kind, _ in self.log)
+
+    def send(self, item: int) -> Callable[[], tuple[str, str | None]] | None:
+        if item in self.one_at_a_time:
+            return None
+        with self.lock:
+            if item not in self.committed:
+                self.violations.append(f"{item} sent before its pending row")
+            self.log.append(("sent", item))
+            self.peak = max(self.peak, self.in_flight())
+
+        def answer() -> tuple[str, str | None]:
+            with self.lock:
+                self.log.append(("answered", item))
+            return ("failed", "injected") if item == self.fail_at else ("applied", None)
+        return answer
+
+    def write(self, item: int) -> tuple[str, str | None]:
+        with self.lock:
+            if self.in_flight():
+                self.violations.append(f"{item} written with {self.in_flight()} sent ahead unanswered")
+            self.log.append(("write", item))
+        return super().write(item)
+
+    def go_sent(self, n: int) -> list[tuple[int, str, str | None]]:
+        return stream(list(range(n)), 1, threading.Event(), self.begin, self.write, self.end, lambda step: step,
+                      None, SKIPPED, linger=0.02, send=self.send, window=self.window)
+
+
+def test_one_writer_keeps_up_to_its_window_sent_ahead_and_takes_the_answers_in_order() -> None:
+    run = SentAhead(window=4)
+    results = run.go_sent(40)
+    assert results == [(i, "applied", None) for i in range(40)]
+    assert not run.violations
+    assert run.peak == 4  # never more than the window, and the window is used
+    assert [i for kind, i in run.log if kind == "sent"] == list(range(40))
+    assert [i for kind, i in run.log if kind == "answered"] == list(range(40))
+    assert run.ended() == {i: [("applied", None)] for i in range(40)}
+
+
+def test_a_step_send_does_not_take_is_written_once_every_answer_in_flight_is_in() -> None:
+    run = SentAhead(window=4, one_at_a_time=frozenset({7, 8, 20}))
+    results = run.go_sent(30)
+    assert results == [(i, "applied", None) for i in range(30)]
+    assert not run.violations  # `write` never ran with writes sent ahead unanswered
+    assert [i for kind, i in run.log if kind != "answered"] == list(range(30))  # still the wave's order
+
+
+def test_a_failure_sent_ahead_stops_sending_and_what_was_in_flight_is_ended_with_its_outcome() -> None:
+    run = SentAhead(window=4, fail_at=5)
+    results = run.go_sent(40)
+    sent = [i for kind, i in run.log if kind == "sent"]
+    # known when its answer came: by then at most window - 1 more were sent, and nothing after
+    failure_known = run.log.index(("answered", 5))
+    assert all(kind != "sent" for kind, _ in run.log[failure_known:])
+    assert 5 < max(sent) <= 5 + 3
+    by_item = {i: (outcome, error) for i, outcome, error in results}
+    assert by_item[5] == ("failed", "injected")
+    for i in range(40):
+        assert by_item[i][0] == ("skipped" if i > max(sent) else "failed" if i == 5 else "applied"), i
+    ended = run.ended()
+    for i in sent:  # each ended once, with its real outcome
+        assert ended[i] == [by_item[i]]
+    assert not run.violations

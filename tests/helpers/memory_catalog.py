@@ -7,6 +7,7 @@ without any server, so each planner branch can be set up in a line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,8 @@ class Store:
 class MemoryCatalog(CatalogAdapter):
     """Options: `writable` (default True), `fold_names` (default False),
     `dialects` (the dialects it can store; default any), `parallel_writes` (default
-    False), `fail_on` (view names whose write fails with an AdapterError)."""
+    False), `creates_sent_ahead` (default False: creates are sent ahead of their answers, as
+    on a Thrift connection), `fail_on` (view names whose write fails with an AdapterError)."""
 
     kind = "memory"
 
@@ -79,7 +81,8 @@ class MemoryCatalog(CatalogAdapter):
         return Capabilities(strategy="managed" if writable else "read-only", writable=writable,
                             writable_dialects=frozenset(dialects) if dialects is not None else None,
                             io_bound_fetch=False, fold_names=bool(self.options.get("fold_names", False)),
-                            parallel_writes=bool(self.options.get("parallel_writes", False)))
+                            parallel_writes=bool(self.options.get("parallel_writes", False)),
+                            creates_sent_ahead=bool(self.options.get("creates_sent_ahead", False)))
 
     def list_schemas(self) -> list[str]:
         self.count_call()
@@ -104,6 +107,19 @@ class MemoryCatalog(CatalogAdapter):
             raise AdapterError(f"{view}: already exists")
         self.put(view, spec, marker.project, marker.spec_digest)
         self.writes.append(("create", view))
+
+    def send_create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> Callable[[], None]:
+        """As on a Thrift connection: the create is carried out when it arrives, and its answer
+        (a refusal included) is taken later."""
+        try:
+            self.create(view, spec, marker, ctx)
+        except AdapterError as err:
+            refusal = err
+
+            def refused() -> None:
+                raise refusal
+            return refused
+        return lambda: None
 
     def update(self, live: LiveView, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
         self._writable()

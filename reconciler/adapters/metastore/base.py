@@ -57,6 +57,7 @@ class MetastoreAdapter(WritableAdapter):
 
     FORMAT_OPTION: ClassVar[str] = "engine_format"  # the option choosing the engine format of new views
     REWRITES_SQL: ClassVar[bool] = False  # the catalog stores some views' SQL in its own encoding
+    CREATES_SENT_AHEAD: ClassVar[bool] = False  # its connections take creates ahead of their answers
     DEPRECATED_FORMAT_OPTION: ClassVar[str]  # its old name, still accepted
     ENGINE_FORMATS: ClassVar[tuple[str, ...]]  # its accepted values
     DEFAULT_FORMAT: ClassVar[str]
@@ -80,7 +81,8 @@ class MetastoreAdapter(WritableAdapter):
         # metastores lowercase database and table names. Each subclass keeps one client per
         # writer thread, so apply may write concurrently. Built once: asked once per view.
         return Capabilities(strategy="format-aware", writable=self.WRITABLE, writable_dialects=None,
-                            rewrites_sql=self.REWRITES_SQL, fold_names=True, parallel_writes=True)
+                            rewrites_sql=self.REWRITES_SQL, fold_names=True, parallel_writes=True,
+                            creates_sent_ahead=self.CREATES_SENT_AHEAD)
 
     # ------------------------------------------------------------ engine format
     @abstractmethod

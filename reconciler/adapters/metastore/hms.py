@@ -207,6 +207,10 @@ def _timed_out(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError)
 
 
+# What a call's connection can fail with (after which it is out of step and is closed).
+_BROKEN = (TTransport.TTransportException, OSError, TException, UnicodeDecodeError)
+
+
 def _not_thrift(exc: BaseException) -> bool:
     """Framing no Thrift server sends (garbage read as a size)."""
     return isinstance(exc, TTransport.TTransportException) and exc.type in (
@@ -257,8 +261,19 @@ class HmsOptions(CatalogOptions):
                                                     "no owner")
 
 
+class _Line:
+    """Creates one thread sent ahead of their answers on one connection, taken from the pool
+    until none is in flight. Once the connection fails, the creates on it fail."""
+
+    def __init__(self, client: hmsclient.HMSClient) -> None:
+        self.client = client
+        self.in_flight = 0
+        self.lost: BaseException | None = None  # what broke the connection
+
+
 class HiveMetastoreAdapter(MetastoreAdapter):
     kind = "hms"
+    CREATES_SENT_AHEAD = True  # Thrift: requests queue on the connection, answered in order
     Options = HmsOptions
     DEPRECATED_FORMAT_OPTION = "write_format"
     ENGINE_FORMATS = WRITE_FORMATS
@@ -282,6 +297,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         # The owner of Hive, Spark and Flink views that declare none, as those engines record it.
         self.writer = connecting_user()
         self._clients: ClientPool[hmsclient.HMSClient] = ClientPool(self._connect, _close_client)
+        self._sent = threading.local()  # .line: the creates this thread has sent ahead (send_create)
         self._reader: ThreadPoolExecutor | None = None  # bulk reads ahead of decoding (_bulk_read)
         self._reader_lock = threading.Lock()
         self._meta_listing = False  # the metastore lacks get_tables_by_type: list with get_table_meta
@@ -331,33 +347,31 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                 with self._clients.lease(fresh=attempt == 2) as client:
                     try:
                         return fn(client)
-                    except (TTransport.TTransportException, OSError) as exc:
-                        self._drop_client()
-                        if _timed_out(exc):  # a slow server, not a stale connection: never retried
-                            raise self.error(f"catalog {self.name!r}: {what} failed: the Hive Metastore at "
-                                             f"{self.host}:{self.port} timed out (no complete answer within "
-                                             f"{self.timeout_ms / 1000:g} s)") from None
-                        if _not_thrift(exc):
-                            raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
-                                             f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
-                        if attempt == 2 or not retry:
-                            raise self.error(f"catalog {self.name!r}: {what} failed: lost the connection to "
-                                             f"{self.host}:{self.port} ({exc})") from None
-                    except _NotAnAnswer as exc:
-                        self._drop_client()
-                        raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
-                                         f"{self.host}:{self.port} is not a Hive Metastore's ({exc})") from None
-                    except TException as exc:
-                        # Anything the metastore raised that `fn` did not expect: a message, not a traceback.
+                    except _BROKEN as exc:
                         self._drop_client()  # the protocol state may be out of step after an error
-                        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                        raise self.error(f"catalog {self.name!r}: {what} failed: {type(exc).__name__}: "
-                                         f"{detail}") from None
-                    except UnicodeDecodeError:  # bytes that are no Thrift answer
-                        self._drop_client()
-                        raise self.error(f"catalog {self.name!r}: {what} failed: the answer of "
-                                         f"{self.host}:{self.port} is not a Hive Metastore's") from None
+                        error = self._broken(what, exc, retry=retry and attempt == 1)
+                        if error is not None:
+                            raise error from None
             raise AssertionError("unreachable")
+
+    def _broken(self, what: str, exc: BaseException, *, retry: bool = False) -> AdapterError | None:
+        """The error of a call whose connection `exc` left unusable, or None to call again on a
+        new one (`retry`: a connection found broken, not a slow server or a foreign one)."""
+        failed = f"catalog {self.name!r}: {what} failed"
+        server = f"{self.host}:{self.port}"
+        if isinstance(exc, (TTransport.TTransportException, OSError)):
+            if _timed_out(exc):  # a slow server, not a stale connection: never retried
+                return self.error(f"{failed}: the Hive Metastore at {server} timed out (no complete answer "
+                                  f"within {self.timeout_ms / 1000:g} s)")
+            if _not_thrift(exc):
+                return self.error(f"{failed}: the answer of {server} is not a Hive Metastore's ({exc})")
+            return None if retry else self.error(f"{failed}: lost the connection to {server} ({exc})")
+        if isinstance(exc, _NotAnAnswer):
+            return self.error(f"{failed}: the answer of {server} is not a Hive Metastore's ({exc})")
+        if isinstance(exc, TException):  # anything the metastore raised that the call did not expect
+            detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            return self.error(f"{failed}: {type(exc).__name__}: {detail}")
+        return self.error(f"{failed}: the answer of {server} is not a Hive Metastore's")  # bytes, no answer
 
     def close(self) -> None:
         with self._reader_lock:
@@ -611,6 +625,62 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         return self.error(f"catalog {self.name!r}: {what} {view} failed: {detail}")
 
     def create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> None:
+        table = self._table_to_create(view, spec, marker)
+        self._call(f"creating {view}", lambda c: self._creating(view, lambda: c.create_table(table)), retry=False)
+
+    def send_create(self, view: ViewId, spec: ViewSpec, marker: Marker, ctx: WriteContext) -> Callable[[], None]:
+        table = self._table_to_create(view, spec, marker)
+        line = getattr(self._sent, "line", None)
+        if line is None:  # nothing in flight on this thread: a connection of the pool's, not leased
+            line = self._sent.line = _Line(self._clients.take())
+        if line.lost is None:
+            self.count_call()
+            try:
+                with deadline(self.timeout_ms / 1000, renew=True):
+                    line.client.send_create_table(table)
+            except _BROKEN as exc:
+                line.lost = exc
+        line.in_flight += 1
+        return lambda: self._answer(line, view)
+
+    def _answer(self, line: _Line, view: ViewId) -> None:
+        """The answer to a create `line` sent ahead, the oldest it has in flight."""
+        what = f"creating {view}"
+        try:
+            if line.lost is None:
+                try:
+                    with deadline(self.timeout_ms / 1000, renew=True):
+                        self._creating(view, line.client.recv_create_table)
+                except _BROKEN as exc:
+                    line.lost = exc
+            if line.lost is not None:  # this create's outcome is unknown: the next plan reads it
+                raise self._broken(what, line.lost) or self.error(f"catalog {self.name!r}: {what} failed")
+        finally:
+            line.in_flight -= 1
+            if not line.in_flight:
+                self._sent.line = None
+                if line.lost is None:
+                    self._clients.give_back(line.client)
+                else:
+                    self._clients.discard(line.client)
+
+    def _creating(self, view: ViewId, call: Callable[[], None]) -> None:
+        """`call` creates `view` (or answers its create): the metastore's refusals as our errors."""
+        try:
+            call()
+        except AlreadyExistsException:
+            # The plan saw the name free: someone took it since.
+            raise ConflictError(f"catalog {self.name!r}: cannot create {view}: a table or view with that "
+                                f"name was created since the plan (plan again)") from None
+        except (InvalidObjectException, NoSuchObjectException) as exc:
+            if not self._database_exists(view.schema):  # on another connection than `call`'s
+                raise self.error(f"catalog {self.name!r}: cannot create {view}: database "
+                                 f"{view.schema!r} does not exist") from None
+            raise self._fail("creating", view, exc) from None
+        except (MetaException, InvalidOperationException) as exc:
+            raise self._fail("creating", view, exc) from None
+
+    def _table_to_create(self, view: ViewId, spec: ViewSpec, marker: Marker) -> Table:
         spec = self.storable(view, spec)
         fmt = self.engine_format
         desc = self._encoded.pop((view, spec.digest(), fmt), None)  # encoded by the plan's check
@@ -622,24 +692,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
         except FormatError as exc:
             raise self.error(f"catalog {self.name!r}: cannot store {view} in the {fmt} format: {exc}") from None
         desc.parameters.update(_stamp(marker))  # write_view stamps last too
-        table = to_thrift(desc)
-
-        def create(c: hmsclient.HMSClient) -> None:
-            try:
-                c.create_table(table)
-            except AlreadyExistsException:
-                # The plan saw the name free: someone took it since.
-                raise ConflictError(f"catalog {self.name!r}: cannot create {view}: a table or view with that "
-                                    f"name was created since the plan (plan again)") from None
-            except (InvalidObjectException, NoSuchObjectException) as exc:
-                if not self._database_exists(view.schema):
-                    raise self.error(f"catalog {self.name!r}: cannot create {view}: database "
-                                       f"{view.schema!r} does not exist") from None
-                raise self._fail("creating", view, exc) from None
-            except (MetaException, InvalidOperationException) as exc:
-                raise self._fail("creating", view, exc) from None
-
-        self._call(f"creating {view}", create, retry=False)
+        return to_thrift(desc)
 
     def _current(self, live: LiveView) -> Table | None:
         def get(c: hmsclient.HMSClient) -> Table | None:
