@@ -151,6 +151,29 @@ def test_create_over_a_taken_name_is_a_conflict(backend: Backend) -> None:
         a.create(vid, stored, Marker(PROJECT, stored.digest()), CTX)
 
 
+def test_creates_sent_ahead_are_answered_in_order_each_with_its_own_outcome(backend: Backend) -> None:
+    """A catalog whose capabilities say `creates_sent_ahead`: three creates sent from one thread,
+    the middle one over a taken name, are answered in the order sent (created, conflict,
+    created) and read back as `storable` predicted. Any other catalog refuses `send_create`."""
+    a = backend.adapter
+    vids = [ViewId(a.name, backend.schema, f"ahead_{i}") for i in range(3)]
+    _write(backend, vids[1], spec())  # taken
+    stored = [a.storable(v, spec(f"SELECT {i} AS id, 'a' AS name")) for i, v in enumerate(vids)]
+    if not a.capabilities.creates_sent_ahead:
+        with pytest.raises(AdapterError, match="one create at a time"):
+            a.send_create(vids[0], stored[0], Marker(PROJECT, stored[0].digest()), CTX)
+        return
+    answers = [a.send_create(v, s, Marker(PROJECT, s.digest()), CTX) for v, s in zip(vids, stored, strict=True)]
+    answers[0]()
+    with pytest.raises(ConflictError):
+        answers[1]()
+    answers[2]()
+    snap = _snapshot(backend)
+    for i in (0, 2):
+        live = snap.find(vids[i].name, a.capabilities.fold_names)
+        assert live is not None and live.spec.canonical() == stored[i].canonical()
+
+
 def test_update_of_a_view_changed_since_it_was_read_is_a_conflict(backend: Backend,
                                                                  request: pytest.FixtureRequest) -> None:
     if request.node.callspec.params["backend"] in NO_VERSION_CHECKS:
