@@ -483,8 +483,9 @@ class CatalogAdapter(ABC):
 
         Returns:
             What waits for the answer: it returns once the view is created, and raises what
-            `create` raises. A connection lost with creates in flight fails each of them
-            (whether the catalog carried them out is unknown: the next plan reads it).
+            `create` raises. When the connection is lost with creates in flight, each one
+            returns if the catalog holds its view as sent (read on another connection), and
+            raises otherwise.
 
         Raises:
             AdapterError: the create could not be sent (e.g. the view cannot be encoded).

@@ -641,9 +641,9 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             except _BROKEN as exc:
                 line.lost = exc
         line.in_flight += 1
-        return lambda: self._answer(line, view)
+        return lambda: self._answer(line, view, marker)
 
-    def _answer(self, line: _Line, view: ViewId) -> None:
+    def _answer(self, line: _Line, view: ViewId, marker: Marker) -> None:
         """The answer to a create `line` sent ahead, the oldest it has in flight."""
         what = f"creating {view}"
         try:
@@ -653,7 +653,9 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                         self._creating(view, line.client.recv_create_table)
                 except _BROKEN as exc:
                     line.lost = exc
-            if line.lost is not None:  # this create's outcome is unknown: the next plan reads it
+            # The connection failed with this create in flight: whether the metastore carried it
+            # out is read on another connection, so the records say what happened.
+            if line.lost is not None and not self._holds(view, marker):
                 raise self._broken(what, line.lost) or self.error(f"catalog {self.name!r}: {what} failed")
         finally:
             line.in_flight -= 1
@@ -663,6 +665,20 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                     self._clients.give_back(line.client)
                 else:
                     self._clients.discard(line.client)
+
+    def _holds(self, view: ViewId, marker: Marker) -> bool:
+        """`view` is stored stamped with `marker` (False also when it cannot be read now)."""
+        def read(c: hmsclient.HMSClient) -> Table | None:
+            try:
+                return c.get_table(view.schema, view.name)
+            except NoSuchObjectException:
+                return None
+        try:
+            table = self._call(f"reading {view}", read)
+        except AdapterError:
+            return False
+        stamp = _stamp(marker)
+        return table is not None and all((table.parameters or {}).get(k) == v for k, v in stamp.items())
 
     def _creating(self, view: ViewId, call: Callable[[], None]) -> None:
         """`call` creates `view` (or answers its create): the metastore's refusals as our errors."""
