@@ -93,6 +93,31 @@ def test_a_sequential_apply_keeps_creates_in_flight_on_one_connection(
         assert hms_client.get_table(database, f"s_{i:02d}").viewOriginalText == f"SELECT {i} AS id"
 
 
+def test_updates_and_drops_between_creates_sent_ahead_wait_for_their_answers(
+        tmp_path: Path, metastore: Any, database: str, hms_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = [_view(f"m_{i:02d}", f"SELECT {i} AS id") for i in range(0, 20, 2)]
+    repo = _repo(tmp_path, metastore.uri, {database: first})
+    res, _ = _apply(repo, parallelism=1)
+    assert res.ok
+    log = _spy(monkeypatch)
+    # every other view changed, one dropped, and new ones between them: one wave of all three kinds
+    second = [_view(f"m_{i:02d}", f"SELECT {i + (100 if i % 4 == 0 else 0)} AS id") for i in range(1, 20)]
+    repo = _repo(tmp_path, metastore.uri, {database: second})
+    ws = Workspace.open(repo, parallelism=1)
+    try:
+        plan, _ = ws.plan(PlanOptions(project="speed", prune=True, allow_mass_drop=True), ws.declarations())
+        assert sorted({a.action for a in plan.actions}) == ["create", "drop", "update"]
+        res = apply_plan(ws, plan, StateStore(ws.config.state_url), "tester", GitInfo())
+    finally:
+        ws.close()
+    assert res.ok and not res.failed and len(res.applied) == len(plan.actions)
+    assert _peak(log) > 1  # the creates were sent ahead
+    assert sorted(hms_client.get_all_tables(database)) == [f"m_{i:02d}" for i in range(1, 20)]
+    for i in (4, 8, 5):
+        want = f"SELECT {i + (100 if i % 4 == 0 else 0)} AS id"
+        assert hms_client.get_table(database, f"m_{i:02d}").viewOriginalText == want
+
+
 def test_a_create_refused_in_flight_fails_alone_and_every_create_sent_is_recorded_as_it_came_out(
         tmp_path: Path, metastore: Any, database: str, hms_client: Any) -> None:
     from hmsclient.genthrift.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
