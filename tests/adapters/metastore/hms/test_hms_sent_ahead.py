@@ -20,7 +20,7 @@ from reconciler.core.model import MANAGED_BY, ViewId, ViewSpec
 from reconciler.plan.planner import PlanOptions
 from reconciler.state.store import StateStore
 from reconciler.workspace import Workspace
-from tests.helpers.hms import _repo, _view
+from tests.helpers.hms import _plan_and_apply, _repo, _view
 
 pytestmark = pytest.mark.slow  # starts a JVM, Spark or a slow backend (pytest -m 'not slow' skips it)
 
@@ -63,26 +63,11 @@ def _peak(log: list[tuple[str, str]]) -> int:
     return peak
 
 
-def _apply(repo: Path, parallelism: int, between: Any = None) -> tuple[Any, list[str]]:
-    ws = Workspace.open(repo, parallelism=parallelism)
-    try:
-        plan, _ = ws.plan(PlanOptions(project="speed"), ws.declarations())
-        assert not plan.errors, plan.errors
-        if between is not None:
-            between()
-        order: list[str] = []
-        res = apply_plan(ws, plan, StateStore(ws.config.state_url), "tester", GitInfo(),
-                         on_action=lambda a, outcome, _e: order.append(f"{a.view.name}:{outcome}"))
-        return res, order
-    finally:
-        ws.close()
-
-
 def test_a_sequential_apply_keeps_creates_in_flight_on_one_connection(
         tmp_path: Path, metastore: Any, database: str, hms_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     log = _spy(monkeypatch)
     views = [_view(f"s_{i:02d}", f"SELECT {i} AS id") for i in range(30)]
-    res, order = _apply(_repo(tmp_path, metastore.uri, {database: views}), parallelism=1)
+    res, order = _plan_and_apply(_repo(tmp_path, metastore.uri, {database: views}), parallelism=1)
     assert res.ok and order == [f"s_{i:02d}:applied" for i in range(30)]
     assert [name for kind, name in log if kind == "sent"] == [f"s_{i:02d}" for i in range(30)]  # the plan's order
     assert 1 < _peak(log) <= SENT_AHEAD
@@ -97,7 +82,7 @@ def test_updates_and_drops_between_creates_sent_ahead_wait_for_their_answers(
         tmp_path: Path, metastore: Any, database: str, hms_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     first = [_view(f"m_{i:02d}", f"SELECT {i} AS id") for i in range(0, 20, 2)]
     repo = _repo(tmp_path, metastore.uri, {database: first})
-    res, _ = _apply(repo, parallelism=1)
+    res, _ = _plan_and_apply(repo, parallelism=1)
     assert res.ok
     log = _spy(monkeypatch)
     # every other view changed, one dropped, and new ones between them: one wave of all three kinds
@@ -130,7 +115,7 @@ def test_a_create_refused_in_flight_fails_alone_and_every_create_sent_is_recorde
                                       sd=StorageDescriptor(cols=[FieldSchema("id", "bigint")], serdeInfo=SerDeInfo()),
                                       partitionKeys=[], parameters={}))
 
-    res, _ = _apply(repo, parallelism=1, between=take_a_name)
+    res, _ = _plan_and_apply(repo, parallelism=1, between=take_a_name)
     assert [a.view.name for a, _ in res.failed] == ["v_05"]
     assert "was created since the plan" in res.failed[0][1]
     applied = sorted(a.view.name for a in res.applied)
@@ -144,7 +129,7 @@ def test_a_create_refused_in_flight_fails_alone_and_every_create_sent_is_recorde
     assert {n for n, o in outcome.items() if o == "applied"} == set(hms_client.get_all_tables(database)) - {"v_05"}
 
     hms_client.drop_table(database, "v_05", True)  # the name is free again: a re-run converges
-    res, _ = _apply(repo, parallelism=1)
+    res, _ = _plan_and_apply(repo, parallelism=1)
     assert res.ok and sorted(a.view.name for a in res.applied) == sorted(skipped + ["v_05"])
     assert sorted(hms_client.get_all_tables(database)) == names
 

@@ -9,32 +9,15 @@ from typing import Any
 
 import pytest
 
-from reconciler.apply.run import apply_plan
 from reconciler.core import sql as vsql
-from reconciler.core.gitinfo import GitInfo
 from reconciler.core.model import MANAGED_BY, MANAGED_BY_FILTERABLE
 from reconciler.plan.planner import PlanOptions
 from reconciler.state.store import StateStore
 from reconciler.workspace import Workspace
 from tests.helpers.cli import modules_loaded
-from tests.helpers.hms import _repo, _view
+from tests.helpers.hms import _plan_and_apply, _repo, _view
 
 pytestmark = pytest.mark.slow  # starts a JVM, Spark or a slow backend (pytest -m 'not slow' skips it)
-
-
-def _plan_and_apply(repo: Path, parallelism: int = 8, between: Any = None) -> tuple[Any, list[str]]:
-    ws = Workspace.open(repo, parallelism=parallelism)
-    try:
-        plan, _ = ws.plan(PlanOptions(project="speed"), ws.declarations())
-        assert not plan.errors, plan.errors
-        if between is not None:
-            between()
-        order: list[str] = []
-        res = apply_plan(ws, plan, StateStore(ws.config.state_url), "tester", GitInfo(),
-                         on_action=lambda a, outcome, _e: order.append(f"{a.view.name}:{outcome}"))
-        return res, order
-    finally:
-        ws.close()
 
 
 def test_parallel_apply_keeps_dependency_order(tmp_path: Path, metastore: Any, database: str,
