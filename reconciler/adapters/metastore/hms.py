@@ -211,6 +211,12 @@ def _timed_out(exc: BaseException) -> bool:
 _BROKEN = (TTransport.TTransportException, OSError, TException, UnicodeDecodeError)
 
 
+def _stale(exc: BaseException) -> bool:
+    """A connection found broken (a kept one the server or a balancer closed), which a read may
+    retry on a new one: not a slow server (timed out) nor a foreign one."""
+    return isinstance(exc, (TTransport.TTransportException, OSError)) and not _timed_out(exc) and not _not_thrift(exc)
+
+
 def _not_thrift(exc: BaseException) -> bool:
     """Framing no Thrift server sends (garbage read as a size)."""
     return isinstance(exc, TTransport.TTransportException) and exc.type in (
@@ -349,23 +355,21 @@ class HiveMetastoreAdapter(MetastoreAdapter):
                         return fn(client)
                     except _BROKEN as exc:
                         self._drop_client()  # the protocol state may be out of step after an error
-                        error = self._broken(what, exc, retry=retry and attempt == 1)
-                        if error is not None:
-                            raise error from None
+                        if not (retry and attempt == 1 and _stale(exc)):
+                            raise self._broken(what, exc) from None
             raise AssertionError("unreachable")
 
-    def _broken(self, what: str, exc: BaseException, *, retry: bool = False) -> AdapterError | None:
-        """The error of a call whose connection `exc` left unusable, or None to call again on a
-        new one (`retry`: a connection found broken, not a slow server or a foreign one)."""
+    def _broken(self, what: str, exc: BaseException) -> AdapterError:
+        """The error of a call whose connection `exc` left unusable."""
         failed = f"catalog {self.name!r}: {what} failed"
         server = f"{self.host}:{self.port}"
         if isinstance(exc, (TTransport.TTransportException, OSError)):
-            if _timed_out(exc):  # a slow server, not a stale connection: never retried
+            if _timed_out(exc):
                 return self.error(f"{failed}: the Hive Metastore at {server} timed out (no complete answer "
                                   f"within {self.timeout_ms / 1000:g} s)")
             if _not_thrift(exc):
                 return self.error(f"{failed}: the answer of {server} is not a Hive Metastore's ({exc})")
-            return None if retry else self.error(f"{failed}: lost the connection to {server} ({exc})")
+            return self.error(f"{failed}: lost the connection to {server} ({exc})")
         if isinstance(exc, _NotAnAnswer):
             return self.error(f"{failed}: the answer of {server} is not a Hive Metastore's ({exc})")
         if isinstance(exc, TException):  # anything the metastore raised that the call did not expect
@@ -656,7 +660,7 @@ class HiveMetastoreAdapter(MetastoreAdapter):
             # The connection failed with this create in flight: whether the metastore carried it
             # out is read on another connection, so the records say what happened.
             if line.lost is not None and not self._holds(view, marker):
-                raise self._broken(what, line.lost) or self.error(f"catalog {self.name!r}: {what} failed")
+                raise self._broken(what, line.lost)
         finally:
             line.in_flight -= 1
             if not line.in_flight:
