@@ -221,9 +221,9 @@ class ClientPool(Generic[C]):
 
     def discard(self, client: C | None = None) -> None:
         """Close and forget `client`, by default the one this thread holds (a broken connection)."""
-        if client is None or client is self.held():
-            client = self.held()
-            self._local.client = None
+        held = self.held()
+        if client is None or client is held:
+            client, self._local.client = held, None
         if client is None:
             return
         with self._lock:
