@@ -6,6 +6,9 @@ Applies N views once (from the first checkout), then each round times the raw bu
 benchmarks/hms_vs_thrift.py does) and `viewsync plan --detailed-exitcode` from every checkout,
 in alternating order. After the rounds, as many more time the same reads split over --raw-threads
 connections opened beforehand: the metastore's own parallel speed, which no client's reads beat.
+Then the same parallel reads once more beside a process that keeps a core as busy as the plans
+kept theirs on average (their CPU over their wall): on a machine the client shares with the
+metastore, what the plan's own work (decoding views, loading declarations) leaves the metastore.
 A plan's time is the command's own (imports and the interpreter's exit included, its start-up
 excluded), as hms_vs_thrift.py counts it; every plan must find nothing to do.
 
@@ -18,7 +21,9 @@ reconciler schemas` unpacked); its modules are byte-compiled first, as an instal
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,6 +64,33 @@ def raw_parallel_read(clients: list[Any], db: str) -> float:
     return time.perf_counter() - t0
 
 
+def busy(share: float, stop: Any) -> None:
+    """Keep `share` of one core busy (in 10 ms periods) until `stop` is set."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.01 * share:
+            pass
+        time.sleep(0.01 * (1 - share))
+
+
+def beside_busy(share: float, read: Any) -> float:
+    """`read()`'s seconds while another process keeps `share` of a core busy."""
+    stop = multiprocessing.Event()
+    burner = multiprocessing.Process(target=busy, args=(share, stop), daemon=True)
+    burner.start()
+    time.sleep(0.05)
+    try:
+        return float(read())
+    finally:
+        stop.set()
+        burner.join()
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def noop_plan(tree: Path, root: Path) -> float:
     """The command's seconds of a plan run from `tree`; it must find nothing to do."""
     seconds, done = run_child(["--repo", str(root), "plan", "--detailed-exitcode"], cwd=tree,
@@ -81,7 +113,9 @@ def main() -> None:
     compile_trees(trees)
     raw: list[float] = []
     parallel: list[float] = []
+    contended: list[float] = []
     ours: dict[Path, list[float]] = {t: [] for t in trees}
+    shares: list[float] = []  # each plan's CPU over its wall
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-noop-") as tmp:
         work = Path(tmp)
@@ -93,14 +127,19 @@ def main() -> None:
             for r in range(args.rounds):
                 raw.append(raw_bulk_read(c, DB))
                 for tree in trees if r % 2 == 0 else trees[::-1]:  # interleaved, alternating order
+                    cpu0 = children_cpu()
                     ours[tree].append(noop_plan(tree, root))
+                    shares.append((children_cpu() - cpu0) / ours[tree][-1])
                 print(f"round {r}: raw {raw[-1]:.3f} s, " + ", ".join(f"{t.name} {ours[t][-1]:.3f} s" for t in trees)
                       + f"; load {os.getloadavg()[0]:.2f}", flush=True)
             # After the rounds, not in them: with these reads in each round, the plans of one run
             # measured ~10% slower.
             readers = [client(port) for _ in range(args.raw_threads)]
+            share = min(1.0, statistics.median(shares))
             for _ in range(args.rounds):
                 parallel.append(raw_parallel_read(readers, DB))
+            for _ in range(args.rounds):
+                contended.append(beside_busy(share, lambda: raw_parallel_read(readers, DB)))
             for reader in readers:
                 reader.close()
     base = statistics.median(raw)
@@ -112,6 +151,9 @@ def main() -> None:
     print(f"| raw bulk read on {args.raw_threads} threads (the metastore's parallel speed) | "
           f"{statistics.median(parallel):.3f} ({min(parallel):.3f}-{max(parallel):.3f}) | "
           f"{statistics.median(parallel) / base:.2f} |")
+    print(f"| the same beside {share:.2f} of a core kept busy (the plans' median CPU over wall) | "
+          f"{statistics.median(contended):.3f} ({min(contended):.3f}-{max(contended):.3f}) | "
+          f"{statistics.median(contended) / base:.2f} |")
     for tree in trees:
         v = ours[tree]
         print(f"| {tree} | {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | "
