@@ -30,6 +30,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,7 @@ def raw_parallel_read(clients: list[Any], db: str) -> float:
     return time.perf_counter() - t0
 
 
-def busy(share: float, stop: Any) -> None:
+def busy(share: float, stop: Event) -> None:
     """Keep `share` of one core busy (in 10 ms periods) until `stop` is set."""
     while not stop.is_set():
         t0 = time.perf_counter()
@@ -73,20 +75,21 @@ def busy(share: float, stop: Any) -> None:
         time.sleep(0.01 * (1 - share))
 
 
-def beside_busy(share: float, read: Any) -> float:
+def beside_busy(share: float, read: Callable[[], float]) -> float:
     """`read()`'s seconds while another process keeps `share` of a core busy."""
     stop = multiprocessing.Event()
     burner = multiprocessing.Process(target=busy, args=(share, stop), daemon=True)
     burner.start()
     time.sleep(0.05)
     try:
-        return float(read())
+        return read()
     finally:
         stop.set()
         burner.join()
 
 
 def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children: the plans run so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -115,7 +118,9 @@ def main() -> None:
     parallel: list[float] = []
     contended: list[float] = []
     ours: dict[Path, list[float]] = {t: [] for t in trees}
-    shares: list[float] = []  # each plan's CPU over its wall
+    # each plan's CPU over its wall, all checkouts' together; a little high, as the CPU includes
+    # the interpreter's start-up, which the wall leaves out
+    shares: list[float] = []
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="viewsync-hms-noop-") as tmp:
         work = Path(tmp)

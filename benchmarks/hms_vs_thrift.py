@@ -416,7 +416,10 @@ def run_size(port: int, audit: Audit, n: int, reps: int, work: Path, use_spark: 
         variant[0] += 1
         step = max(1, n // UPDATES)
         chosen = set(range(0, n, step)[:UPDATES])
-        write_repo(root, port, n, lambda i, chosen=chosen: variant[0] if i in chosen else 0)
+        def version(i: int, chosen: set[int] = chosen) -> int:
+            return variant[0] if i in chosen else 0
+
+        write_repo(root, port, n, version)
         audit.mark()
         s, wall = viewsync(root, "apply", "--auto-approve", "--allow-dirty")
         calls = audit.calls()
