@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
-from hms_vs_thrift import DB, client, fresh_repo, run_child, warm_metastore
+from hms_vs_thrift import DB, children_cpu, client, fresh_repo, run_child, warm_metastore
 from installed import compile_trees
 
 
@@ -86,12 +85,6 @@ def beside_busy(share: float, read: Callable[[], float]) -> float:
     finally:
         stop.set()
         burner.join()
-
-
-def children_cpu() -> float:
-    """CPU seconds (user + system) of this process's finished children: the plans run so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def noop_plan(tree: Path, root: Path) -> float:

@@ -202,10 +202,15 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children (viewsync commands)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def client_cpu() -> float:
     """CPU seconds of this process (raw calls) plus its finished children (viewsync commands)."""
-    child = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + child.ru_utime + child.ru_stime
+    return time.process_time() + children_cpu()
 
 
 class Audit:
