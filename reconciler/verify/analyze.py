@@ -291,8 +291,9 @@ class Analysis:
         status = "ok"
         if s.columns:
             strict = spark_format_catalog(self.world.catalogs.get(s.id.catalog))
-            where = self.locator.columns(origin)
-            for issue in vcols.check(s.columns, fields, strict):
+            issues = vcols.check(s.columns, fields, strict)
+            where = self.locator.columns(origin) if issues else None  # parses the file: only to point at one
+            for issue in issues:
                 self._find(s, issue.severity, issue.code, where, issue.message)
                 status = "error" if issue.severity == "error" or status == "error" else "warning"
             self._record(s, ViewResult(s.id, status, _columns(fields)))  # type: ignore[arg-type]

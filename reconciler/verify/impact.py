@@ -34,6 +34,20 @@ def _references(vid: ViewId, spec: ViewSpec) -> set[tuple[str, str, str]]:
     return keys
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(specs: Mapping[ViewId, ViewSpec]) -> dict[str, set[ViewId]]:
+    """Each word of the views' SQL, lower-cased, and the views whose SQL has it: a changed view's
+    readers are then found by one lookup, not a search of every SQL (a fifth of a 1,000-view
+    `plan --spark`'s own time went to those searches)."""
+    index: dict[str, set[ViewId]] = {}
+    for vid, spec in specs.items():
+        for word in {w.lower() for r in spec.representations for w in _WORD.findall(r.sql)}:
+            index.setdefault(word, set()).add(vid)
+    return index
+
+
 def dependents(changed: Iterable[ViewId], declared: Mapping[ViewId, ViewSpec],
                live: Mapping[ViewId, LiveView]) -> dict[ViewId, set[ViewId]]:
     """For each changed view, every view that reads it, directly or through others.
@@ -43,14 +57,21 @@ def dependents(changed: Iterable[ViewId], declared: Mapping[ViewId, ViewSpec],
     specs: dict[ViewId, ViewSpec] = {v: lv.spec for v, lv in live.items() if v not in declared and lv.writable}
     specs.update(declared)
     readers: dict[ViewId, set[ViewId]] = {}
+    words: dict[str, set[ViewId]] | None = None
+
+    def mentioning(target: ViewId) -> Iterable[ViewId]:
+        nonlocal words
+        if not _WORD.fullmatch(target.name):  # a name that is not one word: search every SQL for it
+            name = re.compile(r"(?i)(?<![\w])`?" + re.escape(target.name) + r"`?(?![\w])")
+            return [v for v, s in specs.items() if any(name.search(r.sql) for r in s.representations)]
+        if words is None:
+            words = _words(specs)
+        return words.get(target.name.lower(), ())
 
     def direct(target: ViewId) -> set[ViewId]:
         if target not in readers:
-            name = re.compile(r"(?i)(?<![\w])`?" + re.escape(target.name) + r"`?(?![\w])")
             key = (target.catalog.lower(), target.schema.lower(), target.name.lower())
-            readers[target] = {v for v, s in specs.items() if v != target
-                               and any(name.search(r.sql) for r in s.representations)
-                               and key in _references(v, s)}
+            readers[target] = {v for v in mentioning(target) if v != target and key in _references(v, specs[v])}
         return readers[target]
 
     out: dict[ViewId, set[ViewId]] = {}

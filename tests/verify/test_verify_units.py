@@ -15,6 +15,7 @@ from reconciler.verify import impact, sources, writeback
 from reconciler.verify.analyze import _local_sql
 from reconciler.verify.locate import Locator
 from reconciler.verify.result import ViewResult
+from tests.helpers.specs import spec
 
 
 def field(name: str, type_: str) -> dict[str, object]:
@@ -138,6 +139,33 @@ def test_spark_config_section(tmp_path: Path) -> None:
     assert str(err.value.problems[0]) == (
         "viewsync.yaml:7:5: spark.conf: 'spark.sql.catalog.lake': the verifier runs Spark on its own scratch "
         "catalog; conf that reaches a live catalog or sets the master is refused")
+
+
+def test_dependents_are_the_views_that_read_a_view_directly_or_through_others() -> None:
+    """Readers are found whatever the case or quoting of the name, transitively, and never by a
+    longer name, a column of that name, a table of that name in another schema, or the view itself."""
+    def vid(name: str, schema: str = "s") -> ViewId:
+        return ViewId("c", schema, name)
+
+    declared = {
+        vid("orders"): spec("SELECT id FROM raw_orders"),
+        vid("Daily"): spec("SELECT id FROM `ORDERS`"),
+        vid("weekly"): spec("SELECT * FROM s.daily"),
+        vid("qualified"): spec("SELECT * FROM c.s.Orders"),
+        vid("monthly"): spec("SELECT * FROM weekly"),
+        vid("longer"): spec("SELECT * FROM orders_2023"),
+        vid("column_only"): spec("SELECT orders FROM raw_orders"),
+        vid("elsewhere"): spec("SELECT * FROM other.orders"),
+        vid("orders", "other"): spec("SELECT 1 AS id"),
+        vid("odd name"): spec("SELECT * FROM orders"),
+        vid("reads_odd"): spec("SELECT * FROM `odd name`"),
+    }
+    found = impact.dependents([vid("orders"), vid("Daily"), vid("odd name"), vid("monthly")], declared, {})
+    assert found[vid("orders")] == {vid("Daily"), vid("weekly"), vid("monthly"), vid("qualified"), vid("odd name"),
+                                    vid("reads_odd")}
+    assert found[vid("Daily")] == {vid("weekly"), vid("monthly")}
+    assert found[vid("odd name")] == {vid("reads_odd")}  # a name that is not one word is searched for
+    assert found[vid("monthly")] == set()
 
 
 def test_dependent_status() -> None:
