@@ -159,6 +159,7 @@ views:
     assert "columns of local.marts.totals from Spark: customer_id bigint, total decimal(28,2)" in res.out
     assert ("column `total`: Spark returns decimal(28,2), declared decimal(18,2): a narrowing Spark can only "
             "store-assign, which may fail at run time") in res.err
+    assert "views/local/marts.yaml:15:7: views[1].columns: local.marts.narrowed: " in res.err, res.err  # located
 
     plan = run_cli(repo, "plan", "--spark", "--format", "json")
     assert plan.code == 0, plan.text
