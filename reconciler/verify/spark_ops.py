@@ -13,13 +13,19 @@ metastore. Standard library and PySpark only.
 Every job starts from an empty catalog. A view no other view of the job reads is created only
 where its analysed output cannot show that CREATE VIEW would accept it (see `_creation_needed`):
 CREATE VIEW parses and analyses the SQL a second time and was a third of the job's time.
+
+With "threads": N > 1 in the job, views are analysed ahead on N other threads, each with a session
+of its own over the same catalog (see `Ahead`), while this thread takes the views in the job's
+order as before, so every result is what the views taken one by one give.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import re
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 
@@ -52,12 +58,50 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+class NotAQuery(Exception):
+    """A view's SQL that Spark reads as another statement: never run."""
+
+    def __init__(self, statement: str) -> None:
+        super().__init__(statement)
+        self.error = {"class": "NOT_A_QUERY", "message": (
+            f"[NOT_A_QUERY] Spark reads this SQL as another statement ({statement}), not a query (a view is "
+            "one SELECT, WITH or VALUES query): not analysed, since Spark would run it")}
+
+
+def analysed(spark: Any, sql: str) -> list[dict[str, Any]]:
+    """The output fields of the query `sql`, analysed in `spark`'s current database.
+
+    spark.sql runs any statement as it reads it: a view file's INSERT OVERWRITE DIRECTORY, ADD JAR
+    or CREATE TABLE ... LOCATION would write files or load code on the machine that verifies a pull
+    request. So Spark's own parser first reads the text as one query (or, for a final semicolon,
+    as the body of a CREATE VIEW, as apply will store it); only then is it analysed.
+
+    Raises:
+        NotAQuery: Spark reads the text as another statement.
+        pyspark's ParseException: Spark cannot read it at all (its error, as spark.sql gives it).
+    """
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    if not (_parses(parser.parseQuery, sql) or _parses(parser.parsePlan, f"CREATE VIEW `__viewsync_query` AS\n{sql}")):
+        statement = parser.parsePlan(sql)  # raises Spark's own error for SQL that is no statement
+        raise NotAQuery(str(statement.nodeName()))
+    return [f.jsonValue() for f in spark.sql(sql).schema.fields]
+
+
+def _parses(parse: Callable[[str], Any], text: str) -> bool:
+    try:
+        parse(text)
+        return True
+    except Exception:  # noqa: BLE001 - any refusal: the caller asks Spark what the text is
+        return False
+
+
 class Scratch:
     def __init__(self, child: Any) -> None:
         self.spark = child.spark
         self.errors: tuple[type[BaseException], ...] = child.errors
         self._error = child.error
         self.current = "default"
+        self.idle: queue.SimpleQueue[_Helper] = queue.SimpleQueue()  # the pools' sessions, between tasks
 
     def reset(self) -> None:
         for db in self.spark.catalog.listDatabases():
@@ -70,15 +114,16 @@ class Scratch:
             self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {_q(db)}")
             made.add(db.lower())
 
-    def stub(self, db: str, name: str, schema: dict[str, Any]) -> None:
+    def stub(self, db: str, name: str, schema: dict[str, Any], spark: Any = None) -> None:
         from pyspark.sql.types import StructType
 
+        spark = spark or self.spark
         ddl = StructType.fromJson(schema)
-        jvm_type = self.spark._jvm.org.apache.spark.sql.types.DataType.fromJson(json.dumps(ddl.jsonValue()))
+        jvm_type = spark._jvm.org.apache.spark.sql.types.DataType.fromJson(json.dumps(ddl.jsonValue()))
         cols = jvm_type.toDDL()
         # An external table at a path that does not exist: Spark writes nothing for it.
-        self.spark.sql(f"CREATE TABLE {_q(db)}.{_q(name)} ({cols}) USING parquet "
-                       f"LOCATION 'file:/nonexistent/viewsync-stub/{db}/{name}'")
+        spark.sql(f"CREATE TABLE {_q(db)}.{_q(name)} ({cols}) USING parquet "
+                  f"LOCATION 'file:/nonexistent/viewsync-stub/{db}/{name}'")
 
     def use(self, db: str) -> None:
         if db.lower() != self.current:  # USE costs a round trip like any statement: skip repeats
@@ -92,33 +137,71 @@ class Scratch:
         self.taken: set[tuple[str, str]] = set()  # tables and views in the scratch catalog
         # views checked without CREATE VIEW, in order, with their analysed fields
         self.uncreated: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-        self.read = {d for v in job.get("views", []) for d in v.get("deps", [])}
-        stub_errors = []
-        for s in job.get("stubs", []):
+        views = job.get("views", [])
+        self.read = {d for v in views for d in v.get("deps", [])}
+        threads = int(job.get("threads", 1))
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="viewsync-verify") if threads > 1 else None
+        try:
+            stub_errors = self.stubs(job.get("stubs", []), made, pool)
+            failed: dict[str, str] = {}
+            ahead = Ahead(self, views, made, failed, pool) if pool is not None else None
+            results = []
+            for i, v in enumerate(views):
+                blocked = [d for d in v.get("deps", []) if d in failed]
+                if blocked:
+                    failed[v["key"]] = failed[blocked[0]]
+                    results.append({"key": v["key"], "status": "not_checked", "blocked_by": failed[blocked[0]]})
+                    continue
+                res = self.view(v, made, ahead.fields(i) if ahead is not None else None)
+                if res["status"] != "ok":
+                    failed[v["key"]] = v["key"]
+                results.append(res)
+            return {"results": results, "stub_errors": stub_errors}
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)  # nothing of this job still reads the catalog the next one resets
+
+    def stubs(self, stubs: list[dict[str, Any]], made: set[str], pool: ThreadPoolExecutor | None
+              ) -> list[dict[str, Any]]:
+        """Create the job's tables (on the pool's threads when there is one); their errors in order."""
+        errors: dict[int, dict[str, Any]] = {}
+        creating: dict[int, Future[None] | None] = {}
+        for i, s in enumerate(stubs):
             try:
                 self.ensure_db(s["db"], made)
-                self.stub(s["db"], s["name"], s["schema"])
+            except self.errors as exc:
+                errors[i] = {"db": s["db"], "name": s["name"], "error": self._error(exc)}
+                continue
+            creating[i] = pool.submit(self._stub_on_helper, s) if pool is not None else None
+        for i, done in creating.items():
+            s = stubs[i]
+            try:
+                if done is None:
+                    self.stub(s["db"], s["name"], s["schema"])
+                else:
+                    done.result()
                 self.taken.add((s["db"].lower(), s["name"].lower()))
             except self.errors as exc:
-                stub_errors.append({"db": s["db"], "name": s["name"], "error": self._error(exc)})
-        failed: dict[str, str] = {}
-        results = []
-        for v in job.get("views", []):
-            blocked = [d for d in v.get("deps", []) if d in failed]
-            if blocked:
-                failed[v["key"]] = failed[blocked[0]]
-                results.append({"key": v["key"], "status": "not_checked", "blocked_by": failed[blocked[0]]})
-                continue
-            res = self.view(v, made)
-            if res["status"] != "ok":
-                failed[v["key"]] = v["key"]
-            results.append(res)
-        return {"results": results, "stub_errors": stub_errors}
+                errors[i] = {"db": s["db"], "name": s["name"], "error": self._error(exc)}
+        return [errors[i] for i in sorted(errors)]
 
-    def view(self, v: dict[str, Any], made: set[str]) -> dict[str, Any]:
+    def _stub_on_helper(self, s: dict[str, Any]) -> None:
+        with self.helper() as helper:
+            self.stub(s["db"], s["name"], s["schema"], helper.spark)
+
+    def helper(self) -> _Lease:
+        """A session of the pool's, for one task: the catalog is this one's, the current database
+        its own. Made once per pool thread (kept for the next jobs)."""
+        return _Lease(self)
+
+    def view(self, v: dict[str, Any], made: set[str], ahead: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Check one view, after every view before it in the job; `ahead`: its output fields as
+        analysed on another thread (None: analysed here, as the views before it left the catalog)."""
         key = v["key"]
         try:
-            fields = self.analyse(v, made)
+            fields = ahead if ahead is not None else self.analyse(v, made)
+        except NotAQuery as exc:
+            return {"key": key, "status": "error", "error": exc.error, "phase": "analysis"}
         except self.errors as exc:
             return {"key": key, "status": "error", "error": self._error(exc), "phase": "analysis"}
         unaliased = [f["name"] for f in fields if (f.get("metadata") or {}).get("__autoGeneratedAlias") == "true"]
@@ -147,7 +230,7 @@ class Scratch:
         self.ensure_db(v["use"], made)
         self.use(v["use"])
         try:
-            schema = self.spark.sql(v["sql"]).schema
+            return analysed(self.spark, v["sql"])
         except self.errors as exc:
             if not self.uncreated or "NOT_FOUND" not in str(self._error(exc).get("class")):
                 raise
@@ -155,8 +238,7 @@ class Scratch:
             for u, u_fields in pending:
                 self.create(u, u_fields)
             self.use(v["use"])
-            schema = self.spark.sql(v["sql"]).schema
-        return [f.jsonValue() for f in schema.fields]
+            return analysed(self.spark, v["sql"])
 
     def create_uncreated_named(self, v: dict[str, Any]) -> None:
         """An earlier view of the same name, checked without CREATE VIEW, is created first: this
@@ -170,8 +252,101 @@ class Scratch:
     def create(self, v: dict[str, Any], fields: list[dict[str, Any]]) -> None:
         """CREATE VIEW, as apply will: it runs checks analysis does not (COLUMN_ALREADY_EXISTS,
         the column count...), and views over it resolve."""
+        self.use(v["use"])  # its unqualified names are its own database's, whatever was analysed last
         names = v.get("columns")
         cols = ""
         if names and len(names) == len(fields):
             cols = " (" + ", ".join(_q(n) for n in names) + ")"
         self.spark.sql(f"CREATE VIEW {_q(v['db'])}.{_q(v['name'])}{cols} AS {v['sql']}")
+
+
+class _Helper:
+    """A session over the scratch catalog for the pool's threads, and its current database."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.current: str | None = None
+
+    def use(self, db: str) -> None:
+        if db.lower() != self.current:
+            self.spark.sql(f"USE {_q(db)}")
+            self.current = db.lower()
+
+
+class _Lease:
+    """`with scratch.helper() as h:` a helper session no other task holds meanwhile."""
+
+    def __init__(self, scratch: Scratch) -> None:
+        self.scratch = scratch
+        self.helper: _Helper | None = None
+
+    def __enter__(self) -> _Helper:
+        idle: queue.SimpleQueue[_Helper] = self.scratch.idle
+        try:
+            self.helper = idle.get_nowait()
+        except queue.Empty:
+            from pyspark.sql import SparkSession
+
+            # A clone keeps the session's conf (Spark's variable substitution stays off).
+            self.helper = _Helper(SparkSession(self.scratch.spark.sparkContext,
+                                               self.scratch.spark._jsparkSession.cloneSession()))
+        return self.helper
+
+    def __exit__(self, *exc: object) -> None:
+        if self.helper is not None:
+            self.scratch.idle.put(self.helper)
+
+
+class Ahead:
+    """Views of a job analysed ahead of the job's thread, on a pool's threads.
+
+    The job's thread still takes every view in order; a view analysed ahead brings its output
+    fields, a view analysed ahead that failed (or was never sent) is analysed again on the job's
+    thread, as before. That gives what the views taken one by one give: a view is sent ahead
+    only once the views it reads have been checked, its database made, and the catalog then holds
+    part of what it holds when its turn comes (views are only added meanwhile), and analysis that
+    succeeds with part of the catalog gives the same output with the whole."""
+
+    WINDOW = 16  # views ahead of the job's thread that may be sent
+
+    def __init__(self, scratch: Scratch, views: list[dict[str, Any]], made: set[str], failed: dict[str, str],
+                 pool: ThreadPoolExecutor) -> None:
+        self.scratch, self.views, self.made, self.failed, self.pool = scratch, views, made, failed, pool
+        position = {v["key"]: i for i, v in enumerate(views)}
+        # the positions of the views each view reads (those of this job)
+        self.reads = [[position[d] for d in v.get("deps", []) if d in position] for v in views]
+        self.sent: dict[int, Future[list[dict[str, Any]] | None]] = {}
+        self.waiting: list[int] = []  # in the window, not sent yet
+        self.seen = 0  # views that entered the window
+
+    def fields(self, i: int) -> list[dict[str, Any]] | None:
+        """View i's output fields if analysed ahead; None: the job's thread analyses it. Called in
+        order, when every view before i has been taken; sends the views that became ready."""
+        while self.seen < len(self.views) and self.seen <= i + self.WINDOW:
+            self.waiting.append(self.seen)
+            self.seen += 1
+        still = []
+        for j in self.waiting:
+            if j <= i:
+                continue  # its turn came before it was ready: the job's thread analyses it
+            if self._ready(j, i):
+                self.sent[j] = self.pool.submit(self._analyse, self.views[j])
+            else:
+                still.append(j)
+        self.waiting = still
+        future = self.sent.pop(i, None)
+        return future.result() if future is not None else None
+
+    def _ready(self, j: int, taken: int) -> bool:
+        """Whether view j can be analysed now that the views before position `taken` are checked."""
+        v = self.views[j]
+        return v["use"].lower() in self.made and all(
+            d < taken and self.views[d]["key"] not in self.failed for d in self.reads[j])
+
+    def _analyse(self, v: dict[str, Any]) -> list[dict[str, Any]] | None:
+        try:
+            with self.scratch.helper() as helper:
+                helper.use(v["use"])
+                return analysed(helper.spark, v["sql"])
+        except Exception:  # noqa: BLE001 - whatever failed ahead is analysed again in order, as before
+            return None

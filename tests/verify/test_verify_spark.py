@@ -383,3 +383,39 @@ def test_colons_read_as_spark_reads_them_and_a_parameter_marker_is_an_error(tmp_
     assert "local.checks.colons:" not in res.err, res.err
     line = error_line(res.err, "marker")
     assert "UNBOUND_SQL_PARAMETER" in line and "floor" in line, line
+
+
+def test_a_view_whose_sql_is_another_statement_is_never_run(tmp_path: Path) -> None:
+    """Analysis ran a view's SQL through spark.sql, which runs what it reads: a pull request's view
+    file could write files (INSERT OVERWRITE DIRECTORY, replacing what the directory held) or load
+    code (ADD JAR) on the machine that verifies it. Only a query reaches Spark's analysis."""
+    target = tmp_path / "written"
+    target.mkdir()
+    (target / "kept.txt").write_text("kept")
+    views = f"""catalog: local
+schema: checks
+views:
+  - name: writes_files
+    representations:
+      - dialect: spark
+        sql: INSERT OVERWRITE DIRECTORY '{target}' USING csv SELECT order_id FROM sales.orders
+  - name: loads_code
+    representations:
+      - dialect: spark
+        sql: ADD JAR '{tmp_path / "no.jar"}'
+  - name: a_query
+    representations:
+      - dialect: spark
+        sql: SELECT order_id FROM sales.orders;
+"""
+    repo = make_repo(tmp_path, {"checks": views})
+    for command in (("validate", "--spark"), ("plan", "--spark")):
+        res = run_cli(repo, *command)
+        assert res.code == 1, res.text
+        assert [p.name for p in target.iterdir()] == ["kept.txt"], command  # nothing written, nothing replaced
+        for view, statement in (("writes_files", "InsertIntoDir"), ("loads_code", "AddJarsCommand")):
+            spark_said = [ln for ln in res.text.splitlines() if f"local.checks.{view}: [NOT_A_QUERY]" in ln]
+            assert spark_said, res.text
+            assert f"views/local/checks.yaml:{7 if view == 'writes_files' else 11}:14: " in spark_said[0]
+            assert f"Spark reads this SQL as another statement ({statement})" in spark_said[0], spark_said
+        assert "columns of local.checks.a_query from Spark: order_id bigint" in res.out, res.text  # analysed
