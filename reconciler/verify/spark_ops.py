@@ -6,9 +6,12 @@ catalog kind is fixed at start: the verifier must never share a session that may
 metastore. Standard library and PySpark only.
 
     {"op": "check", "stubs": [{"db", "name", "schema"}], "views": [{"key", "db", "name", "use", "sql",
-     "columns": [names] | null, "deps": [keys]}]}
+     "columns": [names] | null, "deps": [keys]}], "threads": N (default 1)}
     -> {"results": [{"key", "status": "ok"|"error"|"not_checked", "schema", "error", "blocked_by"}],
         "stub_errors": [...]}
+
+A view's SQL is analysed only once Spark's parser reads it as a query (`analysed`): spark.sql
+would run any other statement.
 
 Every job starts from an empty catalog. A view no other view of the job reads is created only
 where its analysed output cannot show that CREATE VIEW would accept it (see `_creation_needed`):
@@ -163,7 +166,9 @@ class Scratch:
 
     def stubs(self, stubs: list[dict[str, Any]], made: set[str], pool: ThreadPoolExecutor | None
               ) -> list[dict[str, Any]]:
-        """Create the job's tables (on the pool's threads when there is one); their errors in order."""
+        """Create the job's tables (on the pool's threads when there is one); their errors in order.
+        Their names differ ignoring case (the verifier's keys are lower-cased), so the order they
+        are created in changes nothing."""
         errors: dict[int, dict[str, Any]] = {}
         creating: dict[int, Future[None] | None] = {}
         for i, s in enumerate(stubs):
