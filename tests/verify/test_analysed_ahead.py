@@ -3,6 +3,10 @@ be the ones the views taken one by one give, on a job with every case the order 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,3 +73,30 @@ def test_views_analysed_on_several_threads_answer_as_one_by_one() -> None:
     assert by_key["m.unaliased"]["error"]["class"] == "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS"
     assert by_key["n.elsewhere"]["status"] == "ok" and by_key["m.reads_elsewhere"]["status"] == "ok"
     assert [f["name"] for f in by_key["m.renamed"]["schema"]] == ["id", "region"]
+
+
+CHILD = r"""
+import json, sys
+from pyspark.sql import SparkSession
+from reconciler.spark.serve import Child
+from reconciler.verify import spark_ops
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.sql.catalogImplementation", "in-memory").getOrCreate())
+scratch = spark_ops.Scratch(Child(spark, print))
+job = json.loads(sys.stdin.read())
+alone = scratch.job({**job, "threads": 1})
+def no_session(self):
+    raise RuntimeError("no helper session here")
+spark_ops._Lease.__enter__ = no_session
+print(json.dumps({"same": scratch.job({**job, "threads": 2}) == alone, "results": len(alone["results"])}))
+"""
+
+
+def test_without_helper_sessions_every_view_and_table_is_made_on_the_job_thread(tmp_path: Path) -> None:
+    """Where the pool cannot get a session, nothing is lost: each stub and each view is done again
+    on the job's thread, with the one-by-one answers."""
+    out = subprocess.run([sys.executable, "-c", CHILD], input=json.dumps(job()), capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"same": True, "results": len(job()["views"])}
