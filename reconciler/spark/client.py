@@ -101,13 +101,14 @@ class SparkChild(ChildProcess):
         self._archive = None  # nothing worth publishing: a writer that died is tidied by the next start
 
     def close(self) -> None:
-        """Stop the child. One whose JVM writes the CDS archive as it exits is not waited for:
-        it publishes the archive and removes its work directory itself, in the background."""
+        """Stop the child without waiting for it: it stops Spark, publishes the CDS archive when its
+        JVM writes one as it exits, and removes its work directory itself, in the background.
+        Waiting for Spark to stop was ~0.4 s at the end of every `plan --spark` and `test`."""
         publish = self._archive.publish() if self._archive is not None else None
-        stop: dict[str, Any] = {"op": "stop"}
+        stop: dict[str, Any] = {"op": "stop", "remove": str(self.dir)}
         if publish is not None:
-            stop.update(archive=publish, remove=str(self.dir))
-        if self.shutdown(stop, detach=publish is not None):
+            stop.update(archive=publish)
+        if self.shutdown(stop, detach=True) and publish is not None:
             _tell("archive")
 
 
