@@ -103,8 +103,8 @@ class Scratch:
         self.spark = child.spark
         self.errors: tuple[type[BaseException], ...] = child.errors
         self._error = child.error
-        self.current = "default"
-        self.idle: queue.SimpleQueue[_Helper] = queue.SimpleQueue()  # the pools' sessions, between tasks
+        self.main = _Session(self.spark, "default")  # this thread's session
+        self.idle: queue.SimpleQueue[_Session] = queue.SimpleQueue()  # the pools' sessions, between tasks
 
     def reset(self) -> None:
         for db in self.spark.catalog.listDatabases():
@@ -128,14 +128,9 @@ class Scratch:
         spark.sql(f"CREATE TABLE {_q(db)}.{_q(name)} ({cols}) USING parquet "
                   f"LOCATION 'file:/nonexistent/viewsync-stub/{db}/{name}'")
 
-    def use(self, db: str) -> None:
-        if db.lower() != self.current:  # USE costs a round trip like any statement: skip repeats
-            self.spark.sql(f"USE {_q(db)}")
-            self.current = db.lower()
-
     def job(self, job: dict[str, Any]) -> dict[str, Any]:
         self.reset()
-        self.current = "default"
+        self.main.current = "default"
         made: set[str] = {"default"}
         self.taken: set[tuple[str, str]] = set()  # tables and views in the scratch catalog
         # views checked without CREATE VIEW, in order, with their analysed fields
@@ -238,7 +233,7 @@ class Scratch:
         """The view's output fields. Should its SQL name a view checked without CREATE VIEW (a
         reference viewsync did not see), those views are created and it is analysed again."""
         self.ensure_db(v["use"], made)
-        self.use(v["use"])
+        self.main.use(v["use"])
         try:
             return analysed(self.spark, v["sql"])
         except self.errors as exc:
@@ -247,7 +242,7 @@ class Scratch:
             pending, self.uncreated = self.uncreated, []
             for u, u_fields in pending:
                 self.create(u, u_fields)
-            self.use(v["use"])
+            self.main.use(v["use"])
             return analysed(self.spark, v["sql"])
 
     def create_uncreated_named(self, v: dict[str, Any]) -> None:
@@ -262,7 +257,7 @@ class Scratch:
     def create(self, v: dict[str, Any], fields: list[dict[str, Any]]) -> None:
         """CREATE VIEW, as apply will: it runs checks analysis does not (COLUMN_ALREADY_EXISTS,
         the column count...), and views over it resolve."""
-        self.use(v["use"])  # its unqualified names are its own database's, whatever was analysed last
+        self.main.use(v["use"])  # its unqualified names are its own database's, whatever was analysed last
         names = v.get("columns")
         cols = ""
         if names and len(names) == len(fields):
@@ -270,15 +265,16 @@ class Scratch:
         self.spark.sql(f"CREATE VIEW {_q(v['db'])}.{_q(v['name'])}{cols} AS {v['sql']}")
 
 
-class _Helper:
-    """A session over the scratch catalog for the pool's threads, and its current database."""
+class _Session:
+    """A session over the scratch catalog (the job thread's, or one of the pool's) and its current
+    database."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: Any, current: str | None = None) -> None:
         self.spark = spark
-        self.current: str | None = None
+        self.current = current
 
     def use(self, db: str) -> None:
-        if db.lower() != self.current:
+        if db.lower() != self.current:  # USE costs a round trip like any statement: skip repeats
             self.spark.sql(f"USE {_q(db)}")
             self.current = db.lower()
 
@@ -288,17 +284,17 @@ class _Lease:
 
     def __init__(self, scratch: Scratch) -> None:
         self.scratch = scratch
-        self.helper: _Helper | None = None
+        self.helper: _Session | None = None
 
-    def __enter__(self) -> _Helper:
-        idle: queue.SimpleQueue[_Helper] = self.scratch.idle
+    def __enter__(self) -> _Session:
+        idle: queue.SimpleQueue[_Session] = self.scratch.idle
         try:
             self.helper = idle.get_nowait()
         except queue.Empty:
             from pyspark.sql import SparkSession
 
             # A clone keeps the session's conf (Spark's variable substitution stays off).
-            self.helper = _Helper(SparkSession(self.scratch.spark.sparkContext,
+            self.helper = _Session(SparkSession(self.scratch.spark.sparkContext,
                                                self.scratch.spark._jsparkSession.cloneSession()))
         return self.helper
 
