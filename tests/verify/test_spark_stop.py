@@ -5,22 +5,14 @@ nothing of it is left behind."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from reconciler.source.spark_settings import SparkSettings
+from reconciler.spark.conf import alive
 from reconciler.verify import session
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark_verifier")]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"  # exited, not yet reaped by its parent
 
 
 def test_a_stopped_spark_child_leaves_no_jvm_and_no_work_directory() -> None:
@@ -30,7 +22,7 @@ def test_a_stopped_spark_child_leaves_no_jvm_and_no_work_directory() -> None:
     assert child.call({"op": "tests", "queries": [{"id": "q", "sql": "SELECT 1 AS x"}]})["answers"][0]["rows"] == [[1]]
     child.close()
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (_gone(jvm) and not work.exists()):
+    while time.monotonic() < deadline and (alive(jvm) or work.exists()):
         time.sleep(0.2)
-    assert _gone(jvm), "the JVM outlived its child's stop"
+    assert not alive(jvm), "the JVM outlived its child's stop"
     assert not work.exists(), "the work directory was left behind"
