@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import subprocess
 import threading
@@ -22,6 +23,15 @@ from reconciler.core.engine import OnProgress
 from reconciler.core.errors import UserError
 
 SERVE = Path(__file__).with_name("serve.py")
+
+# A Java stack trace's frame lines: a JVM that fails prints its trace last.
+_JAVA_FRAME = re.compile(r"^\s+at \S|^\s*\.\.\. \d+ more$")
+
+
+def last_message(text: str) -> str:
+    """The last line of a child's error or log that is not a Java stack frame, or "?"."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not _JAVA_FRAME.match(line)]
+    return lines[-1] if lines else "?"
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ class ChildProcess:
         (`spawned` False) or the last line of the child's error or log."""
         if not spawned:
             return detail
-        return detail.strip().splitlines()[-1] if detail.strip() else "?"
+        return last_message(detail)
 
     def starting(self) -> None:
         """Before the process starts."""
@@ -123,7 +133,7 @@ class ChildProcess:
                 if answer is None:
                     self._reap()
                     raise self.unavailable(f"{self.names.child} stopped unexpectedly: "
-                                           + (self.log_tail().strip().splitlines() or ["?"])[-1])
+                                           + last_message(self.log_tail()))
                 if "progress" not in answer:
                     break
                 if progress is not None:

@@ -134,11 +134,21 @@ def _jvm_pid(spark: Any) -> int | None:
         return None
 
 
+class SparkStartError(Exception):
+    """Spark's own reason a session could not be made, in one line."""
+
+
 def start(conf: dict[str, str], channel: Any) -> Child:
     warnings.filterwarnings("ignore")
     # Otherwise every analysis error is logged with a JVM stack trace.
     logging.getLogger("SQLQueryContextLogger").disabled = True
-    return Child(session(conf), channel.write)
+    try:
+        spark = session(conf)
+    except Exception as exc:
+        # py4j's text is its wrapper, Spark's message and the JVM's stack; the user reads the
+        # message (e.g. a driver_memory below Spark's minimum), not the stack's last frame.
+        raise SparkStartError(" ".join(spark_error(exc)["message"].split())) from None
+    return Child(spark, channel.write)
 
 
 def hello(child: Child) -> dict[str, Any]:
