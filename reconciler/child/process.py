@@ -101,7 +101,7 @@ class ChildProcess:
 
     def start_failure(self, detail: str, spawned: bool) -> str:
         """What the user reads when the child did not start: the command that cannot run
-        (`spawned` False) or the last line of the child's error or log."""
+        (`spawned` False) or the last line of the child's error or log (`last_message`)."""
         if not spawned:
             return detail
         return last_message(detail)
