@@ -5,7 +5,6 @@ java.base/java.lang.Thread.run(Thread.java:840)": the last frame of the JVM's st
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,18 +12,13 @@ from pathlib import Path
 import pytest
 
 from reconciler.child.process import last_message
-from tests.helpers.paths import ROOT
 
 
 @pytest.mark.usefixtures("spark_verifier")
-def test_a_driver_memory_spark_refuses_is_named_in_the_error(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    shutil.copytree(ROOT / "views", repo / "views")
-    shutil.copytree(ROOT / "sources", repo / "sources")
-    config = (ROOT / "viewsync.yaml").read_text() + "spark:\n  driver_memory: 300m\n"
-    (repo / "viewsync.yaml").write_text(config)
-    done = subprocess.run([sys.executable, "-m", "reconciler.cli", "validate", "--spark"], cwd=repo,
+def test_a_driver_memory_spark_refuses_is_named_in_the_error(sample_repo: Path, tmp_path: Path) -> None:
+    config = sample_repo / "viewsync.yaml"
+    config.write_text(config.read_text() + "spark:\n  driver_memory: 300m\n")
+    done = subprocess.run([sys.executable, "-m", "reconciler.cli", "validate", "--spark"], cwd=sample_repo,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
     shown = done.stdout + done.stderr
